@@ -1,0 +1,3 @@
+from narrative_cli.cli.app import main
+
+main()

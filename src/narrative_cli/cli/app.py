@@ -1,0 +1,107 @@
+"""The Typer root: global options, command groups, and the only error → exit-code mapping."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import Annotated
+
+import typer
+from typer._click.exceptions import NoArgsIsHelpError
+from typer.exceptions import TyperException
+
+from narrative_cli import __version__
+from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, PipelineInterrupt
+
+# Each module defines ``register(app)`` and adds its commands or sub-app.
+COMMAND_MODULES = (
+    "narrative_cli.cli.run",
+    "narrative_cli.cli.replay",
+    "narrative_cli.cli.inspect",
+    "narrative_cli.cli.lore",
+    "narrative_cli.cli.trace",
+    "narrative_cli.cli.sessions",
+    "narrative_cli.cli.config",
+    "narrative_cli.cli.roll",
+)
+
+app = typer.Typer(
+    name="narrative",
+    help="Play and author SillyTavern-style stories in a terminal.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"narrative-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="More logs.")] = 0,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """Play and author SillyTavern-style stories in a terminal."""
+    _state["debug"] = debug
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # command group not built yet
+                continue
+            raise
+        module.register(app)
+
+
+_register_all()
+
+
+def report_error(error: NarrativeError) -> None:
+    """Print a NarrativeError as one or two plain lines on stderr."""
+    sys.stderr.write(f"error: {error.message}\n")
+    if error.hint:
+        sys.stderr.write(f"hint: {error.hint}\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the app and map errors to exit codes."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except NarrativeError as error:
+        if _state["debug"]:
+            raise
+        report_error(error)
+        sys.exit(error.exit_code)
+    except (KeyboardInterrupt, PipelineInterrupt):
+        sys.stderr.write("interrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except TyperException as exc:  # usage errors: unknown option, missing argument, …
+        if not isinstance(exc, NoArgsIsHelpError):  # help was already printed
+            exc.show()
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:
+        if _state["debug"]:
+            raise
+        sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write("hint: run again with --debug for the traceback and report it\n")
+        sys.exit(1)

@@ -1,0 +1,169 @@
+"""The one exception tree of narrative-cli.
+
+Messages are written for the user: they name the file, setting or provider and what is
+wrong, in one or two lines. ``cli/app.py`` is the only place that turns them into stderr
+output and an exit code.
+
+::
+
+    NarrativeError                      exit 1: something failed at run time
+    ├── BadInput                        exit 2: the user gave us something we cannot use
+    │   ├── CardError                   a character card (PNG, JSON, CHARX) is unreadable
+    │   ├── LorebookError               a world file or embedded book is malformed
+    │   ├── PresetError                 a Chat Completion preset is malformed
+    │   ├── ChatFileError               a SillyTavern .jsonl chat is unreadable
+    │   ├── ConfigError                 config.yaml, a profile or a flag is wrong
+    │   └── ToolDefinitionError         a [TOOL:…] entry is not a valid tool
+    ├── BackendError                    a model call failed
+    │   ├── BackendUnavailable          connection refused / DNS / dropped, after retries
+    │   ├── BackendTimeout              no reply within the timeout, after retries
+    │   ├── AuthenticationError         401/403: the key is missing or refused
+    │   ├── QuotaError                  402 / insufficient_quota: no retry helps
+    │   ├── RequestRejected             400/404/422: the provider refused the request
+    │   │   └── ContentFiltered         a moderation / safety rejection
+    │   ├── RateLimited                 429 after every retry
+    │   ├── ProviderError               5xx / 529 / an error event inside a stream
+    │   ├── StreamInterrupted           a stream broke after text was shown
+    │   └── LocalModelMissing           xllamacpp or the GGUF is not installed
+    ├── StoreError                      the session database
+    │   └── SnapshotMissing             a turn has no snapshot to restore from
+    ├── ReplayMismatch                  a replayed prompt differs from the recorded one
+    └── ToolError                       a tool failed (its result text says why)
+
+    PipelineInterrupt                   control flow, not failure (BaseException)
+    └── TurnCancelled                   Ctrl-C during a turn: nothing is committed
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class NarrativeError(Exception):
+    """A failure the user should read about. ``str(error)`` is the message."""
+
+    exit_code = EXIT_FAILURE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadInput(NarrativeError):
+    exit_code = EXIT_USAGE
+
+
+class CardError(BadInput):
+    pass
+
+
+class LorebookError(BadInput):
+    pass
+
+
+class PresetError(BadInput):
+    pass
+
+
+class ChatFileError(BadInput):
+    pass
+
+
+class ConfigError(BadInput):
+    pass
+
+
+class ToolDefinitionError(BadInput):
+    pass
+
+
+class BackendError(NarrativeError):
+    """A model call failed. ``retryable`` says whether the retry loop may try again."""
+
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class BackendUnavailable(BackendError):
+    retryable = True
+
+
+class BackendTimeout(BackendError):
+    retryable = True
+
+
+class AuthenticationError(BackendError):
+    pass
+
+
+class QuotaError(BackendError):
+    pass
+
+
+class RequestRejected(BackendError):
+    pass
+
+
+class ContentFiltered(RequestRejected):
+    pass
+
+
+class RateLimited(BackendError):
+    retryable = True
+
+
+class ProviderError(BackendError):
+    retryable = True
+
+
+class StreamInterrupted(BackendError):
+    """The stream broke after some text arrived; ``partial`` holds that text."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, partial: str = "", **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.partial = partial
+
+
+class LocalModelMissing(BackendError):
+    pass
+
+
+class StoreError(NarrativeError):
+    pass
+
+
+class SnapshotMissing(StoreError):
+    pass
+
+
+class ReplayMismatch(NarrativeError):
+    pass
+
+
+class ToolError(NarrativeError):
+    pass
+
+
+class PipelineInterrupt(BaseException):
+    """Control flow that unwinds a turn without being a failure."""
+
+
+class TurnCancelled(PipelineInterrupt):
+    """The user pressed Ctrl-C during a turn; nothing of the turn is committed."""
