@@ -1,0 +1,38 @@
+"""Shared test fixtures: a private NARRATIVE_HOME, a clean environment, shared data paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_cards"
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+
+_CLEARED_PREFIXES = ("NARRATIVE_", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "OPENROUTER_")
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own NARRATIVE_HOME and no provider keys or NARRATIVE_* settings."""
+    for name in list(os.environ):
+        if name.startswith(_CLEARED_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "narrative-home"
+    home.mkdir()
+    monkeypatch.setenv("NARRATIVE_HOME", str(home))
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    return home
+
+
+def fixture_file(relative: str) -> Path:
+    """A file of ../shared/fixtures; the calling test is skipped when it is absent."""
+    path = FIXTURES / relative
+    if not path.exists():
+        pytest.skip(f"../shared/fixtures/{relative} is not available")
+    return path
