@@ -13,6 +13,20 @@ DATA = Path(__file__).resolve().parent / "data"
 SHARED = ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the golden prompt files under tests/golden/ instead of comparing",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
 _CLEARED_PREFIXES = ("NARRATIVE_", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "OPENROUTER_")
 
 
