@@ -1,0 +1,86 @@
+"""Everything the prompt builders read, as plain data: the builders never call other stages.
+
+The pipeline fills a :class:`PromptInputs` each turn from the outputs of the other stages (the
+lore engine's routed lists, the state engine's summary text, the summary store's entries, the
+tool list and tool results text) and hands it to ``context.router``'s builders.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from narrative_cli.domain import Card, Persona, Preset
+
+Lang = Literal["zh", "en"]
+PresetMode = Literal["none", "split"]
+PRESET_MODES: tuple[str, ...] = ("none", "split")
+
+
+@dataclass(frozen=True)
+class HistoryTurn:
+    """One finished turn: its stable number, what the user said, what the story said.
+
+    The chosen greeting is turn 0 with an empty ``user``.
+    """
+
+    number: int
+    user: str
+    narrative: str
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    """One summary line of the story so far, e.g. ``[第3轮] 叙事要点：…``, and its turn."""
+
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """The n+m stable window: at least ``n`` recent turns, growing by up to ``m`` more."""
+
+    n: int
+    m: int
+
+
+PLANNING_WINDOW = WindowSettings(4, 4)
+WRITING_WINDOW = WindowSettings(3, 4)
+
+
+@dataclass
+class PromptInputs:
+    """One turn's inputs for every agent's prompt."""
+
+    card: Card
+    persona: Persona = field(default_factory=Persona)
+    lang: Lang = "en"
+    turn: int = 1  # the number of the turn being played
+    user_input: str = ""
+    history: list[HistoryTurn] = field(default_factory=list)  # finished turns, oldest first
+    planning_window: WindowSettings = PLANNING_WINDOW
+    writing_window: WindowSettings = WRITING_WINDOW
+    summaries: list[SummaryEntry] = field(default_factory=list)
+    state_summary: str = ""
+    worldinfo1: list[str] = field(default_factory=list)
+    worldinfo2: list[str] = field(default_factory=list)
+    worldinfo3: list[str] = field(default_factory=list)
+    outlets: dict[str, list[str]] = field(default_factory=dict)
+    preset: Preset | None = None
+    preset_mode: PresetMode = "none"
+    plan: dict[str, Any] | None = None  # the planner's parsed reply, for <writing_guide>
+    tool_list_text: str = ""  # tools.definitions.tool_list_text(...) for the planner
+    tool_results_text: str = ""  # the lines of <tool_results>, without the tags
+    text_recall: list[HistoryTurn] = field(default_factory=list)  # context.recall output
+    mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
+    # Macro environment (compat §6): injected clock and the session rng keep prompts reproducible.
+    clock: datetime | None = None
+    rng: random.Random | None = None
+    variables: dict[str, Any] = field(default_factory=dict)  # {{getvar}} / {{setvar}}
+    pick_seed: str = ""  # {{pick}} is stable per session: pass the session id
+    # Budget cuts (context.budget sets these; builders honour them).
+    window_trim: int = 0  # oldest turns removed from every window
+    macros_applied: bool = False  # set by context.expand.apply_macros
