@@ -1,0 +1,119 @@
+"""JSON schemas of the planner's, the analyst's and mvu_extract's replies.
+
+They serve twice: sent as ``response_format: json_schema`` so a grammar-constrained model (the
+local llama.cpp one included) can only produce this shape, and used by ``agents.parsing`` to
+validate whatever came back. Strings carry ``maxLength`` and arrays ``maxItems`` so a small
+model's constrained output ends before ``max_tokens`` cuts it off (local-model.md).
+``default`` fills an optional field that a reply leaves out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EVENT_TYPES: tuple[str, ...] = (
+    "move",
+    "add_item",
+    "remove_item",
+    "set_relationship",
+    "modify_relationship",
+    "start_quest",
+    "advance_quest",
+    "complete_quest",
+    "set_flag",
+    "pass_time",
+)
+
+MVU_OPS: tuple[str, ...] = ("replace", "delta", "insert", "add", "remove", "move")
+
+
+def _text(max_length: int, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_length, **extra}
+
+
+def _list(items: dict[str, Any], max_items: int, **extra: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, "maxItems": max_items, "default": [], **extra}
+
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "narrative_direction": _text(1200),
+        "scene_setting": _text(300, default=""),
+        "key_points": _list(_text(200), 6),
+        "tone": _text(40, default=""),
+        "pacing": _text(20, default=""),
+        "continuity_notes": _list(_text(200), 6),
+        "tool_calls": _list(
+            {
+                "type": "object",
+                "properties": {"tool": _text(64), "params": {"type": "object", "default": {}}},
+                "required": ["tool"],
+            },
+            5,
+        ),
+        "text_recall": _list({"type": "integer", "minimum": 0}, 5),
+    },
+    "required": ["narrative_direction"],
+}
+
+ANALYSIS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "events": _list(
+            {
+                "type": "object",
+                "properties": {
+                    "type": _text(32),  # no enum: the state engine records unknown types
+                    "params": {"type": "object", "default": {}},
+                },
+                "required": ["type"],
+            },
+            12,
+        ),
+        "summary_entries": _list(_text(400), 3),
+    },
+    "required": ["events", "summary_entries"],
+}
+
+MVU_PATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "patches": _list(
+            {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string", "enum": list(MVU_OPS)},
+                    "path": _text(200),
+                    "value": {},
+                    "from": _text(200),
+                },
+                "required": ["op", "path"],
+            },
+            20,
+        )
+    },
+    "required": ["patches"],
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "plan": PLAN_SCHEMA,
+    "analysis": ANALYSIS_SCHEMA,
+    "mvu_patch": MVU_PATCH_SCHEMA,
+}
+
+
+def response_format(name: str) -> dict[str, Any]:
+    """The ``json_schema`` field of a ChatRequest for schema ``name`` (plan, analysis, mvu_patch).
+
+    ``default`` is our parser's business and some providers refuse it, so it is left out.
+    """
+    return {"name": name, "schema": _without_defaults(SCHEMAS[name])}
+
+
+def _without_defaults(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_defaults(v) for k, v in node.items() if k != "default"}
+    if isinstance(node, list):
+        return [_without_defaults(v) for v in node]
+    return node
