@@ -1,0 +1,432 @@
+"""SillyTavern macros (compat §6) for card, lore and preset text.
+
+Follows the new engine's rules where the two engines differ: macros are evaluated left to
+right, macros inside arguments first, names are case-insensitive, ``{{name::a::b}}`` arguments
+are trimmed, and an unknown macro is left exactly as written (with its inner macros resolved).
+Everything that could vary comes from the :class:`MacroEnv`: the clock for ``{{time}}``, the
+session rng for ``{{random}}`` and ``{{roll}}``, a seed for the stable ``{{pick}}``, and a
+variables dict for ``{{getvar}}``/``{{setvar}}``, so the same inputs give the same prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from narrative_cli.domain import Card, Persona
+
+_MAX_DEPTH = 4  # card fields may hold macros; a field quoting itself stops here
+_TRIM = "\x00trim\x00"
+_OPEN_ESC, _CLOSE_ESC = "\x01", "\x02"
+_LEGACY = re.compile(r"<(USER|BOT|CHAR|CHARIFNOTGROUP|GROUP)>", re.IGNORECASE)
+_NAME = re.compile(r"([A-Za-z_][\w-]*)(.*)", re.DOTALL)
+_TIME_UTC = re.compile(r"(time)_(UTC[+-]\d+)$", re.IGNORECASE)
+_DICE = re.compile(r"(\d*)d(\d+)([+-]\d+)?", re.IGNORECASE)
+_EN_MONTHS = "January February March April May June July August September October November December"
+_EN_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_ZH_DAYS = "星期一 星期二 星期三 星期四 星期五 星期六 星期日".split()
+
+
+@dataclass
+class MacroEnv:
+    """What macros can see. Card fields are raw; their own macros expand when inserted."""
+
+    user: str = "User"
+    char: str = ""
+    description: str = ""
+    personality: str = ""
+    scenario: str = ""
+    persona: str = ""
+    mes_examples: str = ""
+    char_prompt: str = ""
+    char_instruction: str = ""
+    char_depth_prompt: str = ""
+    creator_notes: str = ""
+    char_version: str = ""
+    original: str = ""
+    input: str = ""
+    model: str = ""
+    lang: str = "en"
+    outlets: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    variables: dict[str, Any] = field(default_factory=dict)
+    rng: random.Random | None = None
+    clock: datetime | None = None
+    pick_seed: str = ""
+
+
+def env_for(card: Card, persona: Persona | None = None, **overrides: Any) -> MacroEnv:
+    """A MacroEnv for ``card`` and ``persona``; keyword arguments set any other field."""
+    persona = persona or Persona()
+    depth = card.depth_prompt
+    env = MacroEnv(
+        user=persona.name or "User",
+        char=card.name,
+        description=card.description,
+        personality=card.personality,
+        scenario=card.scenario,
+        persona=persona.description,
+        mes_examples=card.mes_example,
+        char_prompt=card.system_prompt,
+        char_instruction=card.post_history_instructions,
+        char_depth_prompt=depth.prompt if depth else "",
+        creator_notes=card.creator_notes,
+        char_version=card.character_version,
+    )
+    for key, value in overrides.items():
+        setattr(env, key, value)
+    return env
+
+
+@dataclass
+class _Run:
+    """One call of :func:`expand`: the source text (for ``{{pick}}``) and once-only flags."""
+
+    env: MacroEnv
+    source: str
+    original_used: bool = False
+    depth: int = 0
+
+
+def expand(text: str, env: MacroEnv) -> str:
+    """``text`` with every known macro replaced; unknown ones stay as written."""
+    if not text or not any(mark in text for mark in ("{{", "<", "\\")):
+        return text
+    text = text.replace("\\{", _OPEN_ESC).replace("\\}", _CLOSE_ESC)
+    text = _LEGACY.sub(_legacy_name, text)
+    result = _expand(text, _Run(env, text))
+    result = re.sub(r"(?:\r?\n)*" + _TRIM + r"(?:\r?\n)*", "", result)
+    return result.replace(_OPEN_ESC, "{").replace(_CLOSE_ESC, "}")
+
+
+def _legacy_name(match: re.Match[str]) -> str:
+    name = match.group(1).lower()
+    return "{{user}}" if name == "user" else "{{char}}"
+
+
+def _expand(text: str, run: _Run) -> str:
+    out: list[str] = []
+    i = 0
+    while True:
+        start = text.find("{{", i)
+        end = _closing(text, start) if start >= 0 else -1
+        if end < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:start])
+        out.append(_macro(text[start + 2 : end], run, start))
+        i = end + 2
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the ``}}`` that closes the ``{{`` at ``start``, or -1."""
+    depth, i = 0, start
+    while i < len(text) - 1:
+        pair = text[i : i + 2]
+        if pair == "{{":
+            depth += 1
+            i += 2
+        elif pair == "}}":
+            depth -= 1
+            if depth == 0:
+                return i
+            i += 2
+        else:
+            i += 1
+    return -1
+
+
+def _macro(raw: str, run: _Run, offset: int) -> str:
+    stripped = raw.strip()
+    if stripped.startswith("//") or stripped.lower().startswith("comment "):
+        return ""
+    inner = _expand(raw, run)
+    parsed = _parse(inner.strip())
+    handler = _HANDLERS.get(parsed[0].lower()) if parsed else None
+    value = handler(run, parsed[1], offset) if handler and parsed else None
+    return "{{" + inner + "}}" if value is None else value
+
+
+def _parse(inner: str) -> tuple[str, list[str]] | None:
+    """``name::a::b`` → (name, [a, b]); ``name arg`` or ``name:arg`` → (name, [arg])."""
+    inner = _TIME_UTC.sub(r"\1::\2", inner)
+    match = _NAME.fullmatch(inner)
+    if not match:
+        return None
+    name, rest = match.groups()
+    if not rest:
+        return name, []
+    if rest.startswith("::"):
+        return name, [a.strip() for a in rest[2:].split("::")]
+    if rest[0] in ": \t\n":
+        return name, [rest[1:].strip()]
+    return None
+
+
+Handler = Callable[[_Run, list[str], int], "str | None"]
+
+
+def _field(getter: Callable[[MacroEnv], str]) -> Handler:
+    """A card or persona field, trimmed, with its own macros expanded."""
+
+    def handler(run: _Run, args: list[str], offset: int) -> str | None:
+        value = getter(run.env).strip()
+        if run.depth >= _MAX_DEPTH or "{{" not in value:
+            return value
+        run.depth += 1
+        try:
+            return _expand(value, run)
+        finally:
+            run.depth -= 1
+
+    return handler
+
+
+def _constant(value: str) -> Handler:
+    return lambda run, args, offset: value
+
+
+def _original(run: _Run, args: list[str], offset: int) -> str:
+    if run.original_used:
+        return ""
+    run.original_used = True
+    return run.env.original
+
+
+def _newline(run: _Run, args: list[str], offset: int) -> str:
+    return "\n" * _count(args)
+
+
+def _space(run: _Run, args: list[str], offset: int) -> str:
+    return " " * _count(args)
+
+
+def _count(args: list[str]) -> int:
+    try:
+        return max(int(args[0]), 0) if args else 1
+    except ValueError:
+        return 1
+
+
+def _now(env: MacroEnv, args: list[str]) -> datetime:
+    now = env.clock or datetime.now()
+    if args and args[0].upper().startswith("UTC"):
+        try:
+            hours = int(args[0][3:] or 0)
+        except ValueError:
+            return now
+        aware = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+        return aware.astimezone(timezone(timedelta(hours=hours)))
+    return now
+
+
+def _time(run: _Run, args: list[str], offset: int) -> str:
+    now = _now(run.env, args)
+    if run.env.lang == "zh":
+        return f"{now.hour:02d}:{now.minute:02d}"
+    hour = now.hour % 12 or 12
+    return f"{hour}:{now.minute:02d} {'AM' if now.hour < 12 else 'PM'}"
+
+
+def _date(run: _Run, args: list[str], offset: int) -> str:
+    now = _now(run.env, args)
+    if run.env.lang == "zh":
+        return f"{now.year}年{now.month}月{now.day}日"
+    return f"{_EN_MONTHS.split()[now.month - 1]} {now.day}, {now.year}"
+
+
+def _weekday(run: _Run, args: list[str], offset: int) -> str:
+    days = _ZH_DAYS if run.env.lang == "zh" else _EN_DAYS
+    return days[_now(run.env, args).weekday()]
+
+
+def _isotime(run: _Run, args: list[str], offset: int) -> str:
+    return _now(run.env, args).strftime("%H:%M")
+
+
+def _isodate(run: _Run, args: list[str], offset: int) -> str:
+    return _now(run.env, args).strftime("%Y-%m-%d")
+
+
+def _choices(args: list[str]) -> list[str]:
+    """``a::b`` items as given; a single ``a,b`` argument split on commas (``\\,`` escapes)."""
+    if len(args) != 1:
+        return args
+    if "::" in args[0]:
+        return [a.strip() for a in args[0].split("::")]
+    parts = re.split(r"(?<!\\),", args[0])
+    return [p.replace("\\,", ",").strip() for p in parts]
+
+
+def _random(run: _Run, args: list[str], offset: int) -> str | None:
+    items = _choices(args)
+    if not items:
+        return None
+    return (run.env.rng or random.Random(0)).choice(items)
+
+
+def _pick(run: _Run, args: list[str], offset: int) -> str | None:
+    items = _choices(args)
+    if not items:
+        return None
+    key = f"{run.env.pick_seed}\x00{run.source}\x00{offset}".encode()
+    seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+    return random.Random(seed).choice(items)
+
+
+def _roll(run: _Run, args: list[str], offset: int) -> str:
+    expr = "".join(args).replace(" ", "")
+    if expr.isdigit():
+        expr = f"1d{expr}"
+    match = _DICE.fullmatch(expr)
+    if not match:
+        return ""
+    count, sides = int(match.group(1) or 1), int(match.group(2))
+    if count > 1000 or sides < 1 or sides > 1_000_000:
+        return ""
+    rng = run.env.rng or random.Random(0)
+    total = sum(rng.randint(1, sides) for _ in range(count)) + int(match.group(3) or 0)
+    return str(total)
+
+
+def _outlet(run: _Run, args: list[str], offset: int) -> str:
+    return "\n".join(run.env.outlets.get(args[0], [])) if args else ""
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _getvar(run: _Run, args: list[str], offset: int) -> str | None:
+    if not args:
+        return None
+    return _render(run.env.variables.get(args[0], ""))
+
+
+def _setvar(run: _Run, args: list[str], offset: int) -> str | None:
+    if len(args) < 2:
+        return None
+    run.env.variables[args[0]] = "::".join(args[1:])
+    return ""
+
+
+def _add(variables: dict[str, Any], name: str, value: str) -> Any:
+    current = variables.get(name, "")
+    if isinstance(current, str) and current.strip().startswith("["):
+        try:
+            current = json.loads(current)
+        except ValueError:
+            pass
+    if isinstance(current, list):
+        result: Any = [*current, value]
+    elif (a := _number(current if current != "" else 0)) is not None and (
+        b := _number(value)
+    ) is not None:
+        result = a + b
+        result = int(result) if float(result).is_integer() else result
+    else:
+        result = _render(current) + value
+    variables[name] = result
+    return result
+
+
+def _addvar(run: _Run, args: list[str], offset: int) -> str | None:
+    if len(args) < 2:
+        return None
+    _add(run.env.variables, args[0], "::".join(args[1:]))
+    return ""
+
+
+def _step(delta: str) -> Handler:
+    def handler(run: _Run, args: list[str], offset: int) -> str | None:
+        return _render(_add(run.env.variables, args[0], delta)) if args else None
+
+    return handler
+
+
+def _hasvar(run: _Run, args: list[str], offset: int) -> str | None:
+    return _render(args[0] in run.env.variables) if args else None
+
+
+def _deletevar(run: _Run, args: list[str], offset: int) -> str | None:
+    if not args:
+        return None
+    run.env.variables.pop(args[0], None)
+    return ""
+
+
+def _reverse(run: _Run, args: list[str], offset: int) -> str:
+    return "::".join(args)[::-1]
+
+
+_HANDLERS: dict[str, Handler] = {
+    "user": lambda run, args, offset: run.env.user,
+    "char": lambda run, args, offset: run.env.char,
+    "charifnotgroup": lambda run, args, offset: run.env.char,
+    "group": lambda run, args, offset: run.env.char,
+    "notchar": lambda run, args, offset: run.env.user,
+    "description": _field(lambda e: e.description),
+    "chardescription": _field(lambda e: e.description),
+    "personality": _field(lambda e: e.personality),
+    "charpersonality": _field(lambda e: e.personality),
+    "scenario": _field(lambda e: e.scenario),
+    "charscenario": _field(lambda e: e.scenario),
+    "persona": _field(lambda e: e.persona),
+    "mesexamples": _field(lambda e: e.mes_examples),
+    "mesexamplesraw": lambda run, args, offset: run.env.mes_examples,
+    "charprompt": _field(lambda e: e.char_prompt),
+    "charinstruction": _field(lambda e: e.char_instruction),
+    "charjailbreak": _field(lambda e: e.char_instruction),
+    "chardepthprompt": _field(lambda e: e.char_depth_prompt),
+    "creatornotes": _field(lambda e: e.creator_notes),
+    "charcreatornotes": _field(lambda e: e.creator_notes),
+    "charversion": lambda run, args, offset: run.env.char_version,
+    "char_version": lambda run, args, offset: run.env.char_version,
+    "version": lambda run, args, offset: run.env.char_version,
+    "original": _original,
+    "input": lambda run, args, offset: run.env.input,
+    "model": lambda run, args, offset: run.env.model,
+    "newline": _newline,
+    "space": _space,
+    "noop": _constant(""),
+    "trim": _constant(_TRIM),
+    "time": _time,
+    "date": _date,
+    "weekday": _weekday,
+    "isotime": _isotime,
+    "isodate": _isodate,
+    "random": _random,
+    "pick": _pick,
+    "roll": _roll,
+    "outlet": _outlet,
+    "getvar": _getvar,
+    "setvar": _setvar,
+    "addvar": _addvar,
+    "incvar": _step("1"),
+    "decvar": _step("-1"),
+    "hasvar": _hasvar,
+    "varexists": _hasvar,
+    "deletevar": _deletevar,
+    "flushvar": _deletevar,
+    "reverse": _reverse,
+}

@@ -1,0 +1,134 @@
+"""The blocks the agents' prompts are made of, one function per block.
+
+Stable blocks (preset heads, ``<character>``, ``<worldinfo1/2>``, ``<user_persona>``, the
+summary of the turns before the window, ``<recent_turns>``) change only when the story's setup
+changes or the n+m window cuts; volatile blocks change every turn. Every function returns a
+block even when it is empty: ``make_prompt`` drops empty blocks.
+"""
+
+from __future__ import annotations
+
+from narrative_cli.agents.guide import writing_guide_text
+from narrative_cli.agents.templates import label
+from narrative_cli.context.blocks import Block, plain, tagged
+from narrative_cli.context.expand import PresetText, split_preset
+from narrative_cli.context.inputs import PRESET_MODES, HistoryTurn, PromptInputs, WindowSettings
+from narrative_cli.context.window import stable_window, trim_oldest
+from narrative_cli.errors import ConfigError
+
+ENTRY_SEPARATOR = "\n\n"
+
+
+def preset_text(inputs: PromptInputs) -> PresetText:
+    """The preset split for this turn; ``none`` mode is simply empty text."""
+    if inputs.preset_mode not in PRESET_MODES:
+        raise ConfigError(f"preset_mode must be none or split, got {inputs.preset_mode!r}")
+    return split_preset(inputs.preset, inputs.preset_mode, inputs.card)
+
+
+def preset_system(inputs: PromptInputs) -> Block:
+    return plain("preset_system", preset_text(inputs).system, stable=True)
+
+
+def user_preset(inputs: PromptInputs) -> Block:
+    return tagged("user_preset", preset_text(inputs).user, stable=True)
+
+
+def card_system_prompt(inputs: PromptInputs) -> Block:
+    """The card's own system prompt (``{{original}}`` already replaced by the preset's main)."""
+    return plain("card_system_prompt", inputs.card.system_prompt.strip(), stable=True)
+
+
+def worldinfo(number: int, entries: list[str], *, stable: bool) -> Block:
+    text = ENTRY_SEPARATOR.join(e.strip() for e in entries if e.strip())
+    return tagged(f"worldinfo{number}", text, stable=stable)
+
+
+def character(inputs: PromptInputs, *, examples: bool) -> Block:
+    """``<character>``: name, description, personality, scenario (and example dialogue)."""
+    card, lang = inputs.card, inputs.lang
+    fields = [("character.description", card.description)]
+    fields += [("character.personality", card.personality), ("character.scenario", card.scenario)]
+    if examples:
+        fields.append(("character.examples", card.mes_example))
+    lines = [label(lang, "character.name", text=card.name.strip())]
+    lines += [label(lang, key, text=value.strip()) for key, value in fields if value.strip()]
+    return tagged("character", "\n".join(lines) if card.name.strip() else "", stable=True)
+
+
+def persona(inputs: PromptInputs) -> Block:
+    """``<user_persona>``: the user's name and, when there is one, their description."""
+    lang, name = inputs.lang, inputs.persona.name.strip()
+    parts = [label(lang, "persona.name", text=name)] if name else []
+    description = inputs.persona.description.strip()
+    if description:
+        parts.append(label(lang, "persona.description", text=description))
+    return tagged("user_persona", "\n\n".join(parts), stable=True)
+
+
+def window(inputs: PromptInputs, settings: WindowSettings) -> list[HistoryTurn]:
+    """The finished turns this agent sees, after any budget trim of the oldest ones."""
+    turns = stable_window(inputs.history, settings.n, settings.m)
+    return trim_oldest(turns, inputs.window_trim)
+
+
+def recent_turns(turns: list[HistoryTurn], lang: str) -> Block:
+    """``<recent_turns>``: ``[轮N] 用户: …`` / ``[轮N] AI: …``, turns apart by a blank line."""
+    rendered = []
+    for turn in turns:
+        lines = [label(lang, "turn.user", n=turn.number, text=turn.user)] if turn.user else []
+        lines.append(label(lang, "turn.ai", n=turn.number, text=turn.narrative))
+        rendered.append("\n".join(lines))
+    return tagged("recent_turns", "\n\n".join(rendered), stable=True)
+
+
+def story_summary(inputs: PromptInputs, turns: list[HistoryTurn] | None) -> Block:
+    """``<story_summary>``. Given the window, only the turns before its first turn.
+
+    The window shows its own turns in full, so their summaries would repeat them; leaving them
+    out keeps this block unchanged until the window cuts, and the prompt's cached prefix with it.
+    """
+    first = (turns[0].number if turns else inputs.turn) if turns is not None else None
+    lines = [e.text.strip() for e in inputs.summaries if first is None or e.turn < first]
+    return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
+
+
+def character_note(inputs: PromptInputs) -> Block:
+    """The card's depth prompt (character's note), placed just after the recent turns."""
+    note = inputs.card.depth_prompt
+    return tagged("character_note", note.prompt.strip() if note else "")
+
+
+def text_recall(inputs: PromptInputs) -> Block:
+    """``<text_recall>``: the recalled turns' original text, ``[第N轮]`` then the text."""
+    parts = [
+        label(inputs.lang, "recall.turn", n=t.number, text=t.narrative.strip())
+        for t in inputs.text_recall
+        if t.narrative.strip()
+    ]
+    return tagged("text_recall", "\n\n".join(parts))
+
+
+def writing_guide(inputs: PromptInputs) -> Block:
+    return tagged("writing_guide", writing_guide_text(inputs.plan, inputs.lang))
+
+
+def tool_results(inputs: PromptInputs) -> Block:
+    text = inputs.tool_results_text.strip()
+    if text.startswith("<tool_results>") and text.endswith("</tool_results>"):
+        text = text[len("<tool_results>") : -len("</tool_results>")].strip()
+    return tagged("tool_results", text)
+
+
+def state_summary(inputs: PromptInputs) -> Block:
+    return tagged("state_summary", inputs.state_summary.strip())
+
+
+def user_input(inputs: PromptInputs) -> Block:
+    return tagged("user_input", inputs.user_input.strip())
+
+
+def post_history_instructions(inputs: PromptInputs) -> Block:
+    """The card's post-history instructions, near the end of the writer's prompt (as ST does)."""
+    text = inputs.card.post_history_instructions.strip()
+    return tagged("post_history_instructions", text)
