@@ -1,0 +1,368 @@
+"""The deterministic game state: the model proposes events, this code checks and applies them.
+
+``apply_events(state, events)`` never changes its input: it returns a new state plus a record
+of every event, applied (with notes such as "clamped to 100") or rejected (with the reason).
+The rules for each event type are in ``narrative_cli.state.events``. Unlike the original, the
+event log is capped at 200 records in memory as well as on save, it survives snapshots, and
+``move`` / relationship events grow the known locations and NPCs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.domain import LoreEntry
+from narrative_cli.errors import StoreError
+from narrative_cli.state.events import (
+    EVENT_TYPES,
+    HANDLERS,
+    Clock,
+    Context,
+    Quest,
+    Rejected,
+    read_event,
+)
+
+__all__ = [
+    "EVENT_LOG_LIMIT",
+    "EVENT_TYPES",
+    "ApplyResult",
+    "Clock",
+    "EventRecord",
+    "GameState",
+    "Quest",
+    "apply_events",
+    "known_context",
+    "state_diff",
+    "state_summary",
+    "sync_from_lore",
+]
+
+EVENT_LOG_LIMIT = 200
+START_LOCATION = {"zh": "起点", "en": "Start"}
+QUEST_STATUSES = ("available", "active", "completed", "failed")
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One proposed event and what became of it; ``time`` is the clock before it."""
+
+    type: str
+    event: Any
+    accepted: bool
+    time: Clock
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+    turn: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": self.type,
+            "event": self.event,
+            "accepted": self.accepted,
+            "time": _clock_dict(self.time),
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        if self.notes:
+            data["notes"] = list(self.notes)
+        if self.turn is not None:
+            data["turn"] = self.turn
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EventRecord:
+        record = _mapping(data, "event_log record")
+        return cls(
+            type=str(record.get("type", "")),
+            event=record.get("event", record.get("params")),
+            accepted=bool(record.get("accepted", False)),
+            time=_clock(record.get("time", record.get("timestamp", {}))),
+            reason=str(record.get("reason") or ""),
+            notes=tuple(str(note) for note in record.get("notes") or ()),
+            turn=record.get("turn") if isinstance(record.get("turn"), int) else None,
+        )
+
+
+@dataclass
+class GameState:
+    """Clock, location, inventory, relationships (-100..100), quests, flags and event log."""
+
+    time: Clock = field(default_factory=Clock)
+    location: str = START_LOCATION["zh"]
+    inventory: dict[str, int] = field(default_factory=dict)
+    relationships: dict[str, int] = field(default_factory=dict)
+    quests: dict[str, Quest] = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
+    event_log: list[EventRecord] = field(default_factory=list)
+    known_locations: list[str] = field(default_factory=list)
+    known_npcs: list[str] = field(default_factory=list)
+
+    @classmethod
+    def initial(cls, lang: str = "zh") -> GameState:
+        """A new game: day 1 00:00 at the starting location (``起点`` or ``Start``)."""
+        return cls(location=START_LOCATION["zh" if lang == "zh" else "en"])
+
+    def copy(self) -> GameState:
+        return copy.deepcopy(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": _clock_dict(self.time),
+            "location": self.location,
+            "inventory": dict(self.inventory),
+            "relationships": dict(self.relationships),
+            "quests": {key: _quest_dict(quest) for key, quest in self.quests.items()},
+            "flags": copy.deepcopy(self.flags),
+            "event_log": [record.to_dict() for record in self.event_log[-EVENT_LOG_LIMIT:]],
+            "known_locations": list(self.known_locations),
+            "known_npcs": list(self.known_npcs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GameState:
+        """A state from ``to_dict`` output (the original's camelCase keys are read too)."""
+        state = _mapping(data, "game state")
+        log = state.get("event_log", state.get("eventLog", []))
+        return cls(
+            time=_clock(state.get("time", {})),
+            location=_text(state.get("location", START_LOCATION["zh"]), "location"),
+            inventory=_counts(state.get("inventory", {}), "inventory"),
+            relationships=_counts(state.get("relationships", {}), "relationships"),
+            quests={
+                str(key): _quest(value, key)
+                for key, value in _mapping(state.get("quests", {}), "quests").items()
+            },
+            flags=dict(copy.deepcopy(_mapping(state.get("flags", {}), "flags"))),
+            event_log=[EventRecord.from_dict(item) for item in _list(log, "event_log")][
+                -EVENT_LOG_LIMIT:
+            ],
+            known_locations=_names(state, "known_locations", "knownLocations"),
+            known_npcs=_names(state, "known_npcs", "knownNpcs"),
+        )
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """The new state and the records of the applied and the rejected events, in order."""
+
+    state: GameState
+    applied: list[EventRecord]
+    rejected: list[EventRecord]
+
+
+def apply_events(
+    state: GameState, events: Iterable[Any], *, lang: str = "zh", turn: int | None = None
+) -> ApplyResult:
+    """Check and apply ``events`` in order to a copy of ``state``; reasons are in ``lang``."""
+    work = state.copy()
+    applied: list[EventRecord] = []
+    rejected: list[EventRecord] = []
+    for event in events:
+        record = _apply_one(work, event, lang, turn)
+        (applied if record.accepted else rejected).append(record)
+        work.event_log.append(record)
+    del work.event_log[:-EVENT_LOG_LIMIT]
+    return ApplyResult(state=work, applied=applied, rejected=rejected)
+
+
+def _apply_one(work: GameState, event: Any, lang: str, turn: int | None) -> EventRecord:
+    before = copy.copy(work.time)
+    raw = copy.deepcopy(event)
+    kind = event.get("type") if isinstance(event, Mapping) else None
+    kind = kind.strip() if isinstance(kind, str) else ""
+    try:
+        kind, params = read_event(event, lang)
+        ctx = Context(params=params, lang=lang, notes=[])
+        HANDLERS[kind](work, ctx)
+    except Rejected as problem:
+        return EventRecord(kind, raw, False, before, reason=str(problem), turn=turn)
+    return EventRecord(kind, raw, True, before, notes=tuple(ctx.notes), turn=turn)
+
+
+# Text for prompts and the UI.
+
+_LABELS = {
+    "zh": ("时间", "地点", "物品", "NPC关系", "任务", "标记", "无"),
+    "en": ("Time", "Location", "Items", "Relationships", "Quests", "Flags", "none"),
+}
+
+
+def clock_text(clock: Clock, lang: str) -> str:
+    """``第2天 08:05`` or ``Day 2 08:05``."""
+    if lang == "zh":
+        return f"第{clock.day}天 {clock.label()}"
+    return f"Day {clock.day} {clock.label()}"
+
+
+def state_summary(state: GameState, lang: str = "zh") -> str:
+    """The six-line state text for ``<state_summary>`` (the original's wording in Chinese)."""
+    time, place, items, npcs, quests, flags, empty = _LABELS["zh" if lang == "zh" else "en"]
+    sep = "：" if lang == "zh" else ": "
+
+    def joined(parts: list[str]) -> str:
+        return ", ".join(parts) if parts else empty
+
+    times = "x" if lang == "zh" else " x"
+    lines = [
+        f"{time}{sep}{clock_text(state.time, lang)}",
+        f"{place}{sep}{state.location}",
+        f"{items}{sep}{joined([f'{name}{times}{n}' for name, n in state.inventory.items()])}",
+        f"{npcs}{sep}{joined([f'{npc}: {value}' for npc, value in state.relationships.items()])}",
+        f"{quests}{sep}{joined([f'{key}({_quest_text(q)})' for key, q in state.quests.items()])}",
+        f"{flags}{sep}{joined([f'{key}={value_text(v)}' for key, v in state.flags.items()])}",
+    ]
+    return "\n".join(lines)
+
+
+def state_diff(before: GameState, after: GameState, lang: str = "zh") -> list[str]:
+    """What changed between two states, one readable line per change (for the UI)."""
+    zh = lang == "zh"
+    sep = "：" if zh else ": "
+    lines: list[str] = []
+    if before.time != after.time:
+        lines.append(
+            f"{'时间' if zh else 'Time'}{sep}"
+            f"{clock_text(before.time, lang)} → {clock_text(after.time, lang)}"
+        )
+    if before.location != after.location:
+        lines.append(f"{'地点' if zh else 'Location'}{sep}{before.location} → {after.location}")
+    sections: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = [
+        ("物品" if zh else "Item", before.inventory, after.inventory),
+        ("关系" if zh else "Relationship", before.relationships, after.relationships),
+        ("任务" if zh else "Quest", _quest_texts(before), _quest_texts(after)),
+        ("标记" if zh else "Flag", before.flags, after.flags),
+    ]
+    for label, old, new in sections:
+        lines.extend(_mapping_diff(label, old, new, sep, zero=label in ("物品", "Item")))
+    return lines
+
+
+def value_text(value: Any) -> str:
+    """A flag or variable value as text: strings as they are, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def known_context(state: GameState) -> str:
+    """The ``known_context`` tool key: compact sorted JSON of locations, NPCs, items, quests."""
+    data = {
+        "locations": sorted(set(state.known_locations)),
+        "npcs": sorted(set(state.known_npcs)),
+        "items": sorted(state.inventory),
+        "quests": sorted(state.quests),
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def sync_from_lore(state: GameState, entries: Sequence[LoreEntry], lang: str = "zh") -> GameState:
+    """A copy of ``state`` knowing the ``[QUEST]``, ``[LOCATION]`` and ``[NPC]`` entries.
+
+    A quest found this way is ``available`` (not yet started), so ``start_quest`` can start it.
+    """
+    work = state.copy()
+    for entry in entries:
+        if entry.disabled or not entry.keys or not entry.keys[0].strip():
+            continue
+        name, tag = entry.keys[0].strip(), entry.comment.strip().upper()
+        if tag.startswith("[QUEST]") and name not in work.quests:
+            work.quests[name] = Quest(status="available", stage="未开始" if lang == "zh" else "")
+        elif tag.startswith("[LOCATION]") and name not in work.known_locations:
+            work.known_locations.append(name)
+        elif tag.startswith("[NPC]") and name not in work.known_npcs:
+            work.known_npcs.append(name)
+    return work
+
+
+def _quest_text(quest: Quest) -> str:
+    return f"{quest.status}@{quest.stage}"
+
+
+def _quest_texts(state: GameState) -> dict[str, str]:
+    return {key: _quest_text(quest) for key, quest in state.quests.items()}
+
+
+def _mapping_diff(
+    label: str, old: Mapping[str, Any], new: Mapping[str, Any], sep: str, *, zero: bool
+) -> list[str]:
+    absent = "0" if zero else "—"
+    lines = []
+    for key in [*old, *(key for key in new if key not in old)]:
+        if key in old and key in new and old[key] == new[key]:
+            continue
+        was = value_text(old[key]) if key in old else absent
+        now = value_text(new[key]) if key in new else absent
+        lines.append(f"{label} {key}{sep}{was} → {now}")
+    return lines
+
+
+# Reading saved states.
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise StoreError(f"saved game state: {what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise StoreError(f"saved game state: {what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise StoreError(f"saved game state: {what} must be text, got {type(value).__name__}")
+    return value
+
+
+def _clock(value: Any) -> Clock:
+    data = _mapping(value, "time")
+    parts = [data.get(name, default) for name, default in (("day", 1), ("hour", 0), ("minute", 0))]
+    day, hour, minute = parts
+    valid = all(isinstance(part, int) and not isinstance(part, bool) for part in parts)
+    if not valid or day < 1 or not 0 <= hour < 24 or not 0 <= minute < 60:
+        raise StoreError(f"saved game state: time {dict(data)} is not a valid day/hour/minute")
+    return Clock(day=day, hour=hour, minute=minute)
+
+
+def _clock_dict(clock: Clock) -> dict[str, int]:
+    return {"day": clock.day, "hour": clock.hour, "minute": clock.minute}
+
+
+def _counts(value: Any, what: str) -> dict[str, int]:
+    counts = {}
+    for key, count in _mapping(value, what).items():
+        if not isinstance(count, (int, float)) or isinstance(count, bool):
+            raise StoreError(f"saved game state: {what}[{key!r}] must be a number")
+        counts[str(key)] = int(count)
+    return counts
+
+
+def _quest(value: Any, key: str) -> Quest:
+    data = _mapping(value, f"quests[{key!r}]")
+    status = data.get("status", "active")
+    if status not in QUEST_STATUSES:
+        raise StoreError(f"saved game state: quest {key!r} has unknown status {status!r}")
+    outcome = data.get("outcome")
+    return Quest(status=status, stage=str(data.get("stage", "")), outcome=outcome)
+
+
+def _quest_dict(quest: Quest) -> dict[str, Any]:
+    data: dict[str, Any] = {"status": quest.status, "stage": quest.stage}
+    if quest.outcome is not None:
+        data["outcome"] = quest.outcome
+    return data
+
+
+def _names(state: Mapping[str, Any], key: str, legacy: str) -> list[str]:
+    values = _list(state.get(key, state.get(legacy, [])), key)
+    return [str(value) for value in values]
