@@ -1,0 +1,184 @@
+"""The story summary: short entries per turn, labelled ``[第N轮]`` (``[Turn N]`` in English).
+
+The label always comes from the real turn number: whatever label the model wrote (``[第3轮]``,
+``【第 3 轮】``, ``第三轮：``, ``[Turn 3]``, ``[轮3]``, a stale number copied from older
+entries) is removed and replaced, so numbering never drifts. An entry written over several
+lines becomes one entry per line. The store is immutable: every change returns a new store,
+which suits turn snapshots, regenerate (``replace``) and undo (``drop_from``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from narrative_cli.errors import StoreError
+
+__all__ = ["SummaryEntry", "SummaryStore", "strip_turn_label", "turn_label"]
+
+EMPTY_TEXT = {"zh": "（尚无故事摘要）", "en": "(no story summary yet)"}
+
+_NUMERAL = r"[0-9０-９一二三四五六七八九十百千零〇两]+"
+_BRACKETED = re.compile(
+    r"^\s*[\[【(（<〔]\s*(?:第\s*" + _NUMERAL + r"\s*[轮回]|[轮回]\s*\d+|(?:turn|round)\s*#?\d+)"
+    r"\s*[\]】)）>〕]\s*[:：\-—|｜]?\s*",
+    re.IGNORECASE,
+)
+_BARE = re.compile(
+    r"^\s*(?:第\s*" + _NUMERAL + r"\s*[轮回]|(?:turn|round)\s*#?\d+)(?:\s*[:：\-—|｜]\s*|\s+)",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+_FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
+
+
+def turn_label(turn: int, lang: str = "zh") -> str:
+    """``[第3轮]`` or ``[Turn 3]``."""
+    return f"[第{turn}轮]" if lang == "zh" else f"[Turn {turn}]"
+
+
+def strip_turn_label(text: str) -> str:
+    """``text`` without any turn labels the model put in front of it."""
+    previous = None
+    while previous != text:
+        previous = text
+        text = _BRACKETED.sub("", text, count=1)
+        text = _BARE.sub("", text, count=1)
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class SummaryEntry:
+    """One summary line of one turn, stored without its label."""
+
+    turn: int
+    text: str
+
+    def labelled(self, lang: str) -> str:
+        return f"{turn_label(self.turn, lang)} {self.text}"
+
+
+@dataclass(frozen=True)
+class SummaryStore:
+    """All summary entries of a story, ordered by turn, then by the order they came in."""
+
+    lang: str = "zh"
+    entries: tuple[SummaryEntry, ...] = ()
+
+    def add(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
+        """A store with ``texts`` added to ``turn``; labels fixed, blanks and repeats dropped."""
+        _check_turn(turn)
+        kept = [entry.text for entry in self.entries if entry.turn == turn]
+        new: list[SummaryEntry] = []
+        for text in _clean(texts):
+            if text not in kept:
+                kept.append(text)
+                new.append(SummaryEntry(turn, text))
+        before = [entry for entry in self.entries if entry.turn <= turn]
+        after = [entry for entry in self.entries if entry.turn > turn]
+        return SummaryStore(self.lang, (*before, *new, *after))
+
+    def replace(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
+        """A store where ``turn``'s entries are ``texts`` instead (regenerate)."""
+        return self.drop(turn).add(turn, texts)
+
+    def drop(self, turn: int) -> SummaryStore:
+        """A store without ``turn``'s entries."""
+        return SummaryStore(self.lang, tuple(e for e in self.entries if e.turn != turn))
+
+    def drop_from(self, turn: int) -> SummaryStore:
+        """A store without the entries of ``turn`` and every later turn (undo)."""
+        return SummaryStore(self.lang, tuple(e for e in self.entries if e.turn < turn))
+
+    def turns(self) -> list[int]:
+        """The turns that have entries, in order."""
+        return sorted({entry.turn for entry in self.entries})
+
+    def lines(self, before_turn: int | None = None, turn: int | None = None) -> list[str]:
+        """Labelled lines of all turns, of the turns before ``before_turn``, or of one ``turn``."""
+        return [
+            entry.labelled(self.lang)
+            for entry in self.entries
+            if (before_turn is None or entry.turn < before_turn)
+            and (turn is None or entry.turn == turn)
+        ]
+
+    def render(self, before_turn: int | None = None, *, placeholder: bool = False) -> str:
+        """The ``<story_summary>`` text: one labelled line per entry, older turns first.
+
+        With ``before_turn`` only the turns before it are shown (the prompt window holds the
+        later ones in full). Nothing to show gives ``""``, or with ``placeholder`` the
+        original's ``（尚无故事摘要）``.
+        """
+        text = "\n".join(self.lines(before_turn))
+        if not text and placeholder:
+            return EMPTY_TEXT["zh" if self.lang == "zh" else "en"]
+        return text
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lang": self.lang,
+            "entries": [{"turn": entry.turn, "text": entry.text} for entry in self.entries],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, lang: str = "zh") -> SummaryStore:
+        """A store from ``to_dict`` output or the original's ``{entries}`` / ``{summary}`` forms."""
+        if not isinstance(data, Mapping):
+            raise StoreError(f"saved summaries must be an object, got {type(data).__name__}")
+        store = cls(lang=str(data.get("lang", lang)))
+        if isinstance(data.get("summary"), str) and "entries" not in data:
+            return store._add_labelled(data["summary"].splitlines())
+        entries = data.get("entries", [])
+        if not isinstance(entries, list):
+            raise StoreError("saved summaries: 'entries' must be a list")
+        for item in entries:
+            if isinstance(item, str):
+                store = store._add_labelled([item])
+            elif isinstance(item, Mapping) and _is_turn(item.get("turn")):
+                store = store.add(item["turn"], str(item.get("text", "")))
+            else:
+                raise StoreError(f"saved summaries: cannot read the entry {item!r}")
+        return store
+
+    def _add_labelled(self, lines: Iterable[str]) -> SummaryStore:
+        """Entries written with their labels (the original's format): the label gives the turn."""
+        store = self
+        for line in lines:
+            store = store.add(_label_turn(line, store), line)
+        return store
+
+
+def _label_turn(line: str, store: SummaryStore) -> int:
+    match = _BRACKETED.match(line) or _BARE.match(line)
+    found = _DIGITS.search(match.group().translate(_FULLWIDTH)) if match else None
+    if found:
+        return int(found.group())
+    return store.entries[-1].turn if store.entries else 0
+
+
+def _clean(texts: str | Iterable[str]) -> list[str]:
+    items = [texts] if isinstance(texts, str) else list(texts)
+    cleaned = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        for line in item.splitlines():
+            text = strip_turn_label(line)
+            if text:
+                cleaned.append(text)
+    return cleaned
+
+
+def _is_turn(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_turn(turn: int) -> None:
+    if not _is_turn(turn):
+        raise ValueError(f"a summary turn must be a whole number >= 0, got {turn!r}")
