@@ -62,7 +62,7 @@ class EventRecord:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "type": self.type,
-            "event": self.event,
+            "event": copy.deepcopy(self.event),
             "accepted": self.accepted,
             "time": _clock_dict(self.time),
         }
@@ -79,7 +79,7 @@ class EventRecord:
         record = _mapping(data, "event_log record")
         return cls(
             type=str(record.get("type", "")),
-            event=record.get("event", record.get("params")),
+            event=copy.deepcopy(record.get("event", record.get("params"))),
             accepted=bool(record.get("accepted", False)),
             time=_clock(record.get("time", record.get("timestamp", {}))),
             reason=str(record.get("reason") or ""),
