@@ -151,6 +151,7 @@ class Card:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown data fields
     top_level: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields
     raw_book: dict[str, Any] | None = None  # the embedded book as it was in the file
+    data_keys: list[str] = field(default_factory=list)  # data keys in file order (export keeps them)
 
     @property
     def greetings(self) -> list[str]:

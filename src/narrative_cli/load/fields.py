@@ -1,0 +1,143 @@
+"""Typed reads of JSON objects with one-line messages that name the field and what is wrong.
+
+SillyTavern tests most values with JavaScript truthiness, so flags accept booleans, numbers
+and ``"true"``/``"false"``; ``null`` means "use the default". Anything else of the wrong type
+(an object where text belongs, a word where a number belongs) is bad input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from narrative_cli.errors import BadInput
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a value's type: object, list, string, number, boolean or null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+class Fields:
+    """Reads the fields of one JSON object; errors say ``<where>: '<key>' must be …``."""
+
+    def __init__(self, obj: dict[str, Any], where: str, error: type[BadInput]) -> None:
+        self.obj = obj
+        self.where = where
+        self.error = error
+
+    def fail(self, key: str, expected: str) -> BadInput:
+        value = self.obj.get(key)
+        return self.error(f"{self.where}: {key!r} must be {expected}, got {json_type(value)}")
+
+    def text(self, key: str, default: str = "") -> str:
+        value = self.obj.get(key)
+        if value is None:
+            return default
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise self.fail(key, "text")
+
+    def opt_flag(self, key: str) -> bool | None:
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, (bool, int, float)):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        raise self.fail(key, "true or false")
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        value = self.opt_flag(key)
+        return default if value is None else value
+
+    def opt_number(self, key: str) -> float | None:
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            raise self.fail(key, "a number")
+        if isinstance(value, (int, float)):
+            return value
+        if isinstance(value, str):
+            try:
+                return float(value) if value.strip() else None
+            except ValueError:
+                pass
+        raise self.fail(key, "a number")
+
+    def opt_int(self, key: str) -> int | None:
+        number = self.opt_number(key)
+        if number is None:
+            return None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise self.fail(key, "a whole number")
+        return int(number)
+
+    def integer(self, key: str, default: int = 0) -> int:
+        value = self.opt_int(key)
+        return default if value is None else value
+
+    def number(self, key: str, default: float = 0) -> float:
+        value = self.opt_number(key)
+        return default if value is None else value
+
+    def strings(self, key: str) -> list[str]:
+        value = self.obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(key, "a list of strings")
+        out: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+                out.append(str(item))
+            else:
+                raise self.error(
+                    f"{self.where}: {key!r} must be a list of strings, "
+                    f"but holds a {json_type(item)}"
+                )
+        return out
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self.obj.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, "an object")
+        return value
+
+    def objects(self, key: str) -> list[dict[str, Any]]:
+        value = self.obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail(key, "a list of objects")
+        return value
+
+
+def int_like(key: str) -> bool:
+    """True for canonical non-negative integer strings ("0", "12"), as JavaScript orders them."""
+    return key.isdigit() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
+
+
+def js_key_order(keys: list[str]) -> list[str]:
+    """Object keys in JavaScript order: integer-like keys ascending, then the rest as given."""
+    numeric = sorted((k for k in keys if int_like(k)), key=int)
+    return numeric + [k for k in keys if not int_like(k)]

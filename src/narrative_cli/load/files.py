@@ -1,0 +1,129 @@
+"""The only module that touches the file system for loading: size-capped reads and safe writes.
+
+Every read checks the file exists, is a regular file and is not larger than the cap for its
+kind before a single byte is read, so a wrong path or a huge file gives a one-line message
+instead of a memory spike. Messages name the path as the user typed it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.errors import BadInput
+
+MiB = 1024 * 1024
+
+# Size caps per kind of file (bytes). Real cards are a few MB; chats can grow long.
+MAX_CARD_BYTES = 64 * MiB
+MAX_JSON_BYTES = 32 * MiB  # lorebooks, presets, regex scripts, settings
+MAX_CHAT_BYTES = 256 * MiB
+MAX_TEXT_BYTES = 4 * MiB  # persona files
+
+PathLike = str | os.PathLike[str]
+
+
+def describe_size(size: int) -> str:
+    """A size in words: ``12.0 MiB``, ``300 bytes``."""
+    if size >= MiB:
+        return f"{size / MiB:.1f} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size} bytes"
+
+
+def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) -> bytes:
+    """The bytes of ``path``; ``error`` names the path when it is missing, odd or too large."""
+    where = os.fspath(path)
+    target = Path(where)
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        raise error(f"{where}: no such {kind} file") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
+    if target.is_dir():
+        raise error(f"{where}: is a directory, not a {kind} file")
+    if info.st_size > limit:
+        raise error(
+            f"{where}: the {kind} file is too large ({describe_size(info.st_size)}; "
+            f"the limit is {describe_size(limit)})"
+        )
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
+    if len(data) > limit:  # grew while we looked, or a special file
+        raise error(f"{where}: the {kind} file is larger than {describe_size(limit)}")
+    return data
+
+
+def decode_text(data: bytes, where: str, error: type[BadInput], kind: str) -> str:
+    """UTF-8 text (a leading byte-order mark is dropped)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{where}: the {kind} file is not UTF-8 text (bad byte at offset {exc.start})"
+        ) from None
+
+
+def parse_json_text(text: str, where: str, error: type[BadInput], kind: str) -> Any:
+    """Parsed JSON, or ``error`` naming the line and column of the first problem."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"{where}: invalid JSON in the {kind} file (line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg})"
+        ) from None
+    except RecursionError:
+        raise error(f"{where}: the {kind} file nests JSON too deeply") from None
+
+
+def read_text(path: PathLike, *, limit: int, error: type[BadInput], kind: str) -> str:
+    """The UTF-8 text of ``path``, size-capped."""
+    data = read_bytes(path, limit=limit, error=error, kind=kind)
+    return decode_text(data, os.fspath(path), error, kind)
+
+
+def read_json(path: PathLike, *, limit: int, error: type[BadInput], kind: str) -> Any:
+    """The parsed JSON of ``path``, size-capped."""
+    return parse_json_text(read_text(path, limit=limit, error=error, kind=kind),
+                           os.fspath(path), error, kind)
+
+
+def is_existing_file(path: PathLike) -> bool:
+    """True when ``path`` names an existing regular file (False for odd or overlong text)."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def write_bytes(path: PathLike, data: bytes, *, error: type[BadInput], kind: str) -> None:
+    """Write ``data`` atomically: a temporary file in the same folder, then a rename."""
+    where = os.fspath(path)
+    target = Path(where)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise error(f"{where}: cannot write the {kind} file ({exc.strerror or exc})") from None
+
+
+def write_text(path: PathLike, text: str, *, error: type[BadInput], kind: str) -> None:
+    """Write UTF-8 ``text`` atomically."""
+    write_bytes(path, text.encode("utf-8"), error=error, kind=kind)

@@ -1,0 +1,231 @@
+"""SillyTavern world files (compat §2.1–2.3) ⇄ ``Lorebook``, and the world-book source setting.
+
+A world file is ``{"entries": {"<uid>": {...}}}``. Fields that SillyTavern treats differently
+when absent stay ``None`` (``selective``, ``useProbability``, ``position``, ``order``); every
+field we do not model is kept in ``extra`` and written back on export. Embedded card books
+(``character_book``) are converted in ``card_books``; this module also accepts them as
+stand-alone files, bare or in the V3 ``{"spec": "lorebook_v3", "data": …}`` envelope.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.domain import Card, Lorebook, LoreEntry
+from narrative_cli.errors import ConfigError, LorebookError
+from narrative_cli.load import files
+from narrative_cli.load.card_books import card_book_to_lorebook, join_decorators, split_decorators
+from narrative_cli.load.fields import Fields, int_like, js_key_order, json_type
+
+# World field → match_sources name (also the card-book extension key minus "match_").
+MATCH_FLAGS = {
+    "matchPersonaDescription": "persona_description",
+    "matchCharacterDescription": "character_description",
+    "matchCharacterPersonality": "character_personality",
+    "matchCharacterDepthPrompt": "character_depth_prompt",
+    "matchScenario": "scenario",
+    "matchCreatorNotes": "creator_notes",
+}
+POSITION_NAMES = {"before_char": 0, "after_char": 1, "at_depth": 4}
+
+WORLD_FIELDS = frozenset({
+    "uid", "key", "keysecondary", "comment", "content", "constant", "vectorized", "selective",
+    "selectiveLogic", "order", "position", "disable", "ignoreBudget", "excludeRecursion",
+    "preventRecursion", "delayUntilRecursion", "probability", "useProbability", "depth",
+    "outletName", "group", "groupOverride", "groupWeight", "scanDepth", "caseSensitive",
+    "matchWholeWords", "useGroupScoring", "automationId", "role", "sticky", "cooldown", "delay",
+    "triggers", "characterFilter", "displayIndex", "extensions", *MATCH_FLAGS,
+})
+SOURCES = ("auto", "card", "world")
+
+
+def recursion_level(f: Fields, key: str) -> int:
+    """``delayUntilRecursion``: false/absent → 0, true → 1, a number N → N."""
+    value = f.obj.get(key)
+    if isinstance(value, bool) or value is None:
+        return int(bool(value))
+    return f.integer(key, 0)
+
+
+def world_position(f: Fields) -> int | None:
+    value = f.obj.get("position")
+    if isinstance(value, str) and value.strip().lower() in POSITION_NAMES:
+        return POSITION_NAMES[value.strip().lower()]
+    return f.opt_int("position")
+
+
+def _uid(obj: dict[str, Any], key: str) -> int | str:
+    uid = obj.get("uid")
+    if isinstance(uid, int) and not isinstance(uid, bool):
+        return uid
+    if isinstance(uid, str) and uid:
+        return int(uid) if int_like(uid) else uid
+    return int(key) if int_like(key) else key
+
+
+def world_entry(obj: dict[str, Any], key: str, where: str, source: str) -> LoreEntry:
+    """One world-file entry (compat §2.2), absent fields kept as absent."""
+    f = Fields(obj, f"{where}: entry {key}", LorebookError)
+    content, decorators = split_decorators(f.text("content"))
+    return LoreEntry(
+        uid=_uid(obj, key), keys=f.strings("key"), secondary_keys=f.strings("keysecondary"),
+        comment=f.text("comment"), content=content, constant=f.flag("constant"),
+        selective=f.opt_flag("selective"), selective_logic=f.integer("selectiveLogic", 0),
+        order=f.opt_number("order"), position=world_position(f), disabled=f.flag("disable"),
+        depth=f.integer("depth", 4), role=f.integer("role", 0),
+        probability=f.number("probability", 100), use_probability=f.opt_flag("useProbability"),
+        scan_depth=f.opt_int("scanDepth"), case_sensitive=f.opt_flag("caseSensitive"),
+        match_whole_words=f.opt_flag("matchWholeWords"),
+        use_group_scoring=f.opt_flag("useGroupScoring"), group=f.text("group"),
+        group_override=f.flag("groupOverride"), group_weight=f.number("groupWeight", 100),
+        exclude_recursion=f.flag("excludeRecursion"), prevent_recursion=f.flag("preventRecursion"),
+        delay_until_recursion=recursion_level(f, "delayUntilRecursion"),
+        sticky=f.opt_int("sticky"), cooldown=f.opt_int("cooldown"), delay=f.opt_int("delay"),
+        ignore_budget=f.flag("ignoreBudget"), outlet_name=f.text("outletName"),
+        triggers=f.strings("triggers"), character_filter=f.mapping("characterFilter"),
+        automation_id=f.text("automationId"), display_index=f.opt_int("displayIndex"),
+        vectorized=f.flag("vectorized"),
+        match_sources=[name for flag, name in MATCH_FLAGS.items() if f.flag(flag)],
+        decorators=decorators, extensions=f.mapping("extensions"),
+        extra={k: v for k, v in obj.items() if k not in WORLD_FIELDS}, source=source,
+    )
+
+
+def _entry_items(entries: object, where: str) -> list[tuple[str, Any]]:
+    if isinstance(entries, dict):
+        return [(k, entries[k]) for k in js_key_order(list(entries))]
+    if isinstance(entries, list):
+        return [(str(i), e) for i, e in enumerate(entries)]
+    raise LorebookError(f"{where}: 'entries' must be an object or a list, got {json_type(entries)}")
+
+
+def _is_card_book(obj: dict[str, Any]) -> bool:
+    entries = obj.get("entries")
+    if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
+        return False
+    return "keys" in entries[0] or "insertion_order" in entries[0] or "enabled" in entries[0]
+
+
+def _unsupported(obj: dict[str, Any]) -> str | None:
+    if "lorebookVersion" in obj:
+        return "a NovelAI lorebook"
+    if obj.get("kind") == "memory":
+        return "an Agnai memory book"
+    if obj.get("type") == "risu":
+        return "a RisuAI lorebook"
+    if str(obj.get("spec", "")).startswith("chara_card") or "char_name" in obj:
+        return "a character card"
+    return None
+
+
+def parse_lorebook(obj: object, where: str, name: str) -> Lorebook:
+    """A lorebook from parsed JSON: a world file, a bare card book or a ``lorebook_v3`` file."""
+    if not isinstance(obj, dict):
+        raise LorebookError(f"{where}: not a lorebook (expected a JSON object, "
+                            f"got {json_type(obj)})")
+    if obj.get("spec") == "lorebook_v3":
+        data = obj.get("data")
+        if not isinstance(data, dict):
+            raise LorebookError(f"{where}: 'data' of a lorebook_v3 file must be an object")
+        book = card_book_to_lorebook(data, where, name or str(data.get("name") or ""))
+        book.source = where
+        return book
+    if "entries" not in obj:
+        kind = _unsupported(obj)
+        hint = f" (this looks like {kind}, not a SillyTavern world file)" if kind else ""
+        raise LorebookError(f"{where}: not a lorebook: it has no 'entries'{hint}")
+    if _is_card_book(obj):
+        book = card_book_to_lorebook(obj, where, name or str(obj.get("name") or ""))
+        book.source = where
+        return book
+    entries = []
+    for key, entry in _entry_items(obj["entries"], where):
+        if not isinstance(entry, dict):
+            raise LorebookError(f"{where}: entry {key} must be an object, got {json_type(entry)}")
+        entries.append(world_entry(entry, key, where, name))
+    extra = {k: v for k, v in obj.items() if k != "entries"}
+    return Lorebook(name=name, entries=entries, extra=extra, source=where)
+
+
+def load_lorebook(path: files.PathLike) -> Lorebook:
+    """Read a world file (or a stand-alone card book) from ``path``."""
+    where = os.fspath(path)
+    obj = files.read_json(path, limit=files.MAX_JSON_BYTES, error=LorebookError, kind="lorebook")
+    return parse_lorebook(obj, where, Path(where).stem)
+
+
+def _nullable(out: dict[str, Any], key: str, value: object) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def world_entry_dict(entry: LoreEntry) -> dict[str, Any]:
+    """One entry in world-file form; fields that were absent stay absent."""
+    out: dict[str, Any] = {"uid": entry.uid, "key": list(entry.keys),
+                           "keysecondary": list(entry.secondary_keys), "comment": entry.comment,
+                           "content": join_decorators(entry.content, entry.decorators),
+                           "constant": entry.constant, "vectorized": entry.vectorized}
+    _nullable(out, "selective", entry.selective)
+    out["selectiveLogic"] = entry.selective_logic
+    _nullable(out, "order", entry.order)
+    _nullable(out, "position", entry.position)
+    out.update({
+        "disable": entry.disabled, "ignoreBudget": entry.ignore_budget,
+        "excludeRecursion": entry.exclude_recursion, "preventRecursion": entry.prevent_recursion,
+        "delayUntilRecursion": entry.delay_until_recursion, "probability": entry.probability,
+    })
+    _nullable(out, "useProbability", entry.use_probability)
+    out.update({"depth": entry.depth, "outletName": entry.outlet_name, "group": entry.group,
+                "groupOverride": entry.group_override, "groupWeight": entry.group_weight,
+                "scanDepth": entry.scan_depth, "caseSensitive": entry.case_sensitive,
+                "matchWholeWords": entry.match_whole_words,
+                "useGroupScoring": entry.use_group_scoring, "automationId": entry.automation_id,
+                "role": entry.role, "sticky": entry.sticky, "cooldown": entry.cooldown,
+                "delay": entry.delay, "triggers": list(entry.triggers)})
+    out.update({flag: name in entry.match_sources for flag, name in MATCH_FLAGS.items()})
+    if entry.character_filter:
+        out["characterFilter"] = entry.character_filter
+    _nullable(out, "displayIndex", entry.display_index)
+    if entry.extensions:
+        out["extensions"] = entry.extensions
+    out.update(entry.extra)
+    return out
+
+
+def world_to_dict(book: Lorebook) -> dict[str, Any]:
+    """The lorebook as a SillyTavern world file (entries keyed by uid)."""
+    entries = {str(e.uid): world_entry_dict(e) for e in book.entries}
+    return {"entries": entries, **{k: v for k, v in book.extra.items() if k != "entries"}}
+
+
+@dataclass
+class LoreSelection:
+    """The lorebooks a story uses under a world-book source setting, and what was left out."""
+
+    books: list[Lorebook]
+    source: str  # "card", "world" or "none"
+    skipped: list[str] = field(default_factory=list)  # "<book>: <why>"
+
+    @property
+    def entries(self) -> list[LoreEntry]:
+        return [entry for book in self.books for entry in book.entries]
+
+
+def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> LoreSelection:
+    """The design's world-book source: ``card`` (the embedded book), ``world`` (the given world
+    files), or ``auto`` (the embedded book when it has entries, else the world files)."""
+    if source not in SOURCES:
+        raise ConfigError(f"worldbook source {source!r} is unknown (use auto, card or world)")
+    book = card.character_book if card.character_book and card.character_book.entries else None
+    use_card = source == "card" or (source == "auto" and book is not None)
+    if use_card:
+        why = f"worldbook source {source} uses the card's embedded book"
+        return LoreSelection([book] if book else [], "card" if book else "none",
+                             [f"{w.name}: {why}" for w in worlds])
+    skipped = []
+    if book is not None:
+        skipped.append(f"{book.name or 'card book'}: worldbook source world skips the card's book")
+    return LoreSelection(list(worlds), "world" if worlds else "none", skipped)

@@ -1,0 +1,118 @@
+"""SillyTavern Chat Completion presets (compat §5): prompts in character 100001's order.
+
+The preset's ``prompt_order`` holds one list per character; Chat Completion uses the dummy id
+100001. Without that list SillyTavern builds its default order, and so do we. Order entries that
+point at unknown prompts are dropped. Pre-prompt-manager presets (``main_prompt``,
+``nsfw_prompt``, ``jailbreak_prompt`` strings) become the ``main``/``nsfw``/``jailbreak``
+prompts, except in the preset named ``Default`` (as SillyTavern does).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.domain import Preset, PresetPrompt, Role
+from narrative_cli.errors import PresetError
+from narrative_cli.load import files
+from narrative_cli.load.fields import Fields, json_type
+
+CHARACTER_ID = 100001
+SAMPLER_KEYS = ("temperature", "frequency_penalty", "presence_penalty", "top_p", "top_k", "top_a",
+                "min_p", "repetition_penalty", "openai_max_context", "openai_max_tokens", "seed",
+                "n", "stream_openai")
+DEFAULT_ORDER = (("main", True), ("worldInfoBefore", True), ("personaDescription", True),
+                 ("charDescription", True), ("charPersonality", True), ("scenario", True),
+                 ("enhanceDefinitions", False), ("nsfw", True), ("worldInfoAfter", True),
+                 ("dialogueExamples", True), ("chatHistory", True), ("jailbreak", True))
+LEGACY_PROMPTS = (("main_prompt", "main", "Main Prompt"),
+                  ("nsfw_prompt", "nsfw", "Auxiliary Prompt"),
+                  ("jailbreak_prompt", "jailbreak", "Post-History Instructions"))
+PROMPT_FIELDS = frozenset({"identifier", "name", "role", "content", "system_prompt", "marker",
+                           "enabled", "injection_position", "injection_depth", "injection_order",
+                           "forbid_overrides"})
+ROLES: tuple[Role, ...] = ("system", "user", "assistant")
+
+
+def _role(f: Fields) -> Role:
+    role = f.text("role", "system").strip().lower() or "system"
+    for known in ROLES:
+        if role == known:
+            return known
+    raise f.error(f"{f.where}: 'role' must be system, user or assistant, got {role!r}")
+
+
+def parse_prompt(obj: dict[str, Any], index: int, where: str) -> PresetPrompt:
+    """One entry of the preset's ``prompts`` list."""
+    identifier = obj.get("identifier")
+    label = identifier if isinstance(identifier, str) and identifier else f"#{index}"
+    f = Fields(obj, f"{where}: prompt {label}", PresetError)
+    return PresetPrompt(
+        identifier=f.text("identifier") or f"prompt-{index}", name=f.text("name"), role=_role(f),
+        content=f.text("content"), system_prompt=f.flag("system_prompt"),
+        marker=f.flag("marker"), enabled=f.flag("enabled", True),
+        injection_position=f.integer("injection_position", 0),
+        injection_depth=f.integer("injection_depth", 4),
+        injection_order=f.integer("injection_order", 100),
+        forbid_overrides=f.flag("forbid_overrides"),
+        extra={k: v for k, v in obj.items() if k not in PROMPT_FIELDS},
+    )
+
+
+def prompt_order(obj: dict[str, Any], where: str) -> list[tuple[str, bool]]:
+    """``(identifier, enabled)`` pairs of character 100001, or SillyTavern's default order."""
+    lists = obj.get("prompt_order")
+    if lists is None:
+        return list(DEFAULT_ORDER)
+    if not isinstance(lists, list):
+        raise PresetError(f"{where}: 'prompt_order' must be a list, got {json_type(lists)}")
+    for item in lists:
+        if isinstance(item, dict) and str(item.get("character_id")) == str(CHARACTER_ID):
+            label = f"{where}: prompt_order {CHARACTER_ID}"
+            pairs = []
+            for entry in Fields(item, label, PresetError).objects("order"):
+                e = Fields(entry, label, PresetError)
+                pairs.append((e.text("identifier"), e.flag("enabled", True)))
+            return pairs
+    return list(DEFAULT_ORDER)
+
+
+def _legacy_prompts(obj: dict[str, Any], where: str, name: str) -> list[PresetPrompt]:
+    if name == "Default":
+        return []
+    f = Fields(obj, where, PresetError)
+    return [PresetPrompt(identifier=ident, name=label, content=f.text(key), system_prompt=True)
+            for key, ident, label in LEGACY_PROMPTS if key in obj]
+
+
+def parse_preset(obj: object, where: str, name: str) -> Preset:
+    """A Preset from parsed preset JSON."""
+    if not isinstance(obj, dict):
+        raise PresetError(f"{where}: not a preset (expected a JSON object, got {json_type(obj)})")
+    samplers = {k: obj[k] for k in SAMPLER_KEYS if k in obj}
+    if "prompts" in obj:
+        raw = Fields(obj, where, PresetError).objects("prompts")
+        defined = [parse_prompt(p, i, where) for i, p in enumerate(raw)]
+    else:
+        defined = _legacy_prompts(obj, where, name)
+        if not defined and not samplers:
+            raise PresetError(f"{where}: not a Chat Completion preset (no 'prompts' list and no "
+                              "sampler settings)")
+    by_id = {p.identifier: p for p in defined}
+    prompts = []
+    for identifier, enabled in prompt_order(obj, where):
+        if identifier in by_id:
+            prompt = by_id.pop(identifier)
+            prompt.enabled = enabled
+            prompts.append(prompt)
+    extra = {k: v for k, v in obj.items()
+             if k not in samplers and k not in ("prompts", "prompt_order")}
+    return Preset(name=name, prompts=prompts, samplers=samplers, extra=extra, path=where)
+
+
+def load_preset(path: files.PathLike) -> Preset:
+    """Read a Chat Completion preset; its name is the file name without ``.json``."""
+    where = os.fspath(path)
+    obj = files.read_json(path, limit=files.MAX_JSON_BYTES, error=PresetError, kind="preset")
+    return parse_preset(obj, where, Path(where).stem)
