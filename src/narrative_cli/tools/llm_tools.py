@@ -1,0 +1,132 @@
+"""Prompts for ``llm`` tools: the context keys they declare, their own output history.
+
+A tool's user message holds each declared context key as ``<key>…</key>`` in the fixed
+``CANONICAL_CONTEXT_ORDER`` (whatever order the tool lists them in, so the prefix stays
+cache-friendly), then its ``<tool_history>`` if it has one, then the instruction to run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from narrative_cli.domain import LoreEntry, Message
+from narrative_cli.lore.routing import formatting_kind
+
+if TYPE_CHECKING:
+    from narrative_cli.tools.definitions import ToolDef
+
+CANONICAL_CONTEXT_ORDER = (
+    "world_full",
+    "story_summary",
+    "recent_turns",
+    "narrative_text",
+    "writing_guide",
+    "state_summary",
+    "user_persona",
+    "user_input",
+    "dice_results",
+    "known_context",
+)
+# Keys that change when the merged analysis runs: tools declaring them must wait for it.
+ANALYSIS_DEPENDENT_KEYS = ("story_summary", "state_summary", "known_context")
+
+_TEXT = {
+    "zh": {
+        "empty": "（无可用上下文）",
+        "run": "请根据上述内容执行工具 {name}。",
+        "ago": "--- {n} 轮前 ---",
+        "untitled": "未命名",
+    },
+    "en": {
+        "empty": "(no context available)",
+        "run": "Run the tool {name} using the content above.",
+        "ago": "--- {n} turn{s} ago ---",
+        "untitled": "untitled",
+    },
+}
+
+
+def _words(lang: str) -> dict[str, str]:
+    return _TEXT["zh" if lang == "zh" else "en"]
+
+
+def tool_user_message(
+    tool: ToolDef, context: Mapping[str, str], tool_history: str = "", lang: str = "zh"
+) -> str:
+    """The user message of an llm tool: its context keys, its history, the instruction."""
+    words = _words(lang)
+    declared = set(tool.context)
+    parts = []
+    for key in CANONICAL_CONTEXT_ORDER:
+        content = context.get(key) or ""
+        if key in declared and content.strip():
+            parts.append(f"<{key}>\n{content}\n</{key}>")
+    if not parts:
+        parts.append(words["empty"])
+    if tool_history.strip():
+        parts.append(tool_history)
+    parts.append(words["run"].format(name=tool.name))
+    return "\n\n".join(parts)
+
+
+def tool_messages(
+    tool: ToolDef, context: Mapping[str, str], tool_history: str = "", lang: str = "zh"
+) -> list[Message]:
+    """``[system: the tool's system_prompt, user: its context message]`` for one llm tool."""
+    user = Message("user", tool_user_message(tool, context, tool_history, lang))
+    if not tool.system_prompt.strip():
+        return [user]
+    return [Message("system", tool.system_prompt), user]
+
+
+def world_full(entries: Iterable[LoreEntry], lang: str = "zh") -> str:
+    """Every enabled story entry (no tools, UI or MVU entries), by ``order``, for ``world_full``."""
+    untitled = _words(lang)["untitled"]
+    kept = [
+        entry
+        for entry in entries
+        if not entry.disabled and formatting_kind(entry) is None and entry.content.strip()
+    ]
+    kept.sort(key=lambda entry: entry.order if entry.order is not None else 100)
+    blocks = []
+    for entry in kept:
+        title = entry.comment.strip() or next((k for k in entry.keys if k.strip()), "") or untitled
+        blocks.append(f"--- {title} ---\n{entry.content}")
+    return "\n\n".join(blocks)
+
+
+def tool_history(
+    outputs_by_turn: Mapping[int, str],
+    tag: str,
+    lookback: int,
+    current_turn: int,
+    lang: str = "zh",
+) -> str:
+    """``<tool_history>`` with the tool's ``<tag>`` blocks from the last ``lookback`` turns.
+
+    Labels give the real distance in turns (``--- 3 轮前 ---``), whatever turns had no match.
+    Only turns before ``current_turn`` are read. Returns "" when there is nothing to show.
+    """
+    if not tag or lookback <= 0:
+        return ""
+    pattern = re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.IGNORECASE | re.DOTALL)
+    found: list[tuple[int, list[str]]] = []
+    for turn in range(max(0, current_turn - lookback), current_turn):
+        text = outputs_by_turn.get(turn) or ""
+        matches = [m.strip() for m in pattern.findall(text) if m.strip()]
+        if matches:
+            found.append((current_turn - turn, matches))
+    if not found:
+        return ""
+    if len(found) == 1 and len(found[0][1]) == 1:
+        body = found[0][1][0]
+    else:
+        body = "\n\n".join(_labelled(distance, texts, lang) for distance, texts in found)
+    return f"<tool_history>\n<{tag}>\n{body}\n</{tag}>\n</tool_history>"
+
+
+def _labelled(distance: int, texts: list[str], lang: str) -> str:
+    label = _words(lang)["ago"].format(n=distance, s="" if distance == 1 else "s")
+    return label + "\n" + "\n\n".join(texts)
