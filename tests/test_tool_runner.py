@@ -1,0 +1,355 @@
+"""Running tools: planning calls (dice, code, llm), post-pipeline tools, llm-tool prompts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from narrative_cli.domain import LoreEntry, Message
+from narrative_cli.errors import BackendTimeout
+from narrative_cli.rng import new_rng
+from narrative_cli.tools.definitions import ToolDef, ToolSet, load_tools
+from narrative_cli.tools.llm_tools import (
+    CANONICAL_CONTEXT_ORDER,
+    tool_history,
+    tool_messages,
+    world_full,
+)
+from narrative_cli.tools.runner import (
+    MAX_PLANNING_CALLS,
+    ToolResult,
+    code_state,
+    dice_results_text,
+    format_tool_results,
+    run_planning_calls,
+    run_post_pipeline,
+    split_independent,
+    tool_results_block,
+    tool_results_rule,
+)
+
+from .test_tool_definitions import ACTION_GENERATOR, STATE_PANEL, entry, tutorial_entries
+
+GUARD_CHECK = {
+    "tool": "roll_dice",
+    "params": {
+        "mode": "normal",
+        "expr": "1d20+3",
+        "dc": 15,
+        "success_branch": "守卫被说服，点头放行",
+        "failure_branch": "守卫摇头，要求出示通行证",
+    },
+    "reason": "说服守卫属于魅力检定",
+}
+JUDGE = {
+    "type": "llm",
+    "function": {"name": "judge", "description": "裁定"},
+    "context": ["user_input", "dice_results", "world_full"],
+    "system_prompt": "你是裁判。",
+}
+
+
+class RecordingLlm:
+    """The pipeline's llm_call stand-in: records each request and replies from a script."""
+
+    def __init__(self, *replies: str | Exception) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, list[Message]]] = []
+
+    def __call__(self, tool: ToolDef, messages: list[Message]) -> str:
+        self.calls.append((tool.name, messages))
+        reply = self.replies.pop(0) if self.replies else "ok"
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def toolset(*extra: LoreEntry) -> ToolSet:
+    return load_tools([*tutorial_entries(), *extra])
+
+
+def test_planning_calls_dice_code_and_llm_in_order():
+    llm = RecordingLlm("  <actions>\n<action>亮出徽章</action>\n</actions>\n")
+    calls = [GUARD_CHECK, {"tool": "damage_calc", "params": {"atk": 12, "def": 5}}]
+    calls.append({"tool": "action_generator", "params": {}})
+    context = {"user_input": "我要说服守卫", "state_summary": "生命值 30", "world_full": "世界"}
+    results = run_planning_calls(
+        calls, toolset(), {"hp": 30}, new_rng(0), llm, "zh", context=context
+    )
+    assert [(r.tool, r.kind, r.ok) for r in results] == [
+        ("roll_dice", "dice", True),
+        ("damage_calc", "code", True),
+        ("action_generator", "llm", True),
+    ]
+    assert format_tool_results(results, "zh") == (
+        "检定结果：1d20+3 = [13]+3 = 16 (DC 15) → 成功；走向：守卫被说服，点头放行\n"
+        'damage_calc：{\n  "damage": 7,\n  "remaining_hp": 23\n}\n'
+        "<actions>\n<action>亮出徽章</action>\n</actions>"
+    )
+    assert results[0].data["rolls"] == [13] and results[1].data == {"damage": 7, "remaining_hp": 23}
+    [(name, messages)] = llm.calls
+    assert name == "action_generator"
+    assert [m.to_dict() for m in messages] == [
+        {"role": "system", "content": "你是行动选项生成器。"},
+        {
+            "role": "user",
+            "content": "<state_summary>\n生命值 30\n</state_summary>\n\n"
+            "<user_input>\n我要说服守卫\n</user_input>\n\n"
+            "请根据上述内容执行工具 action_generator。",
+        },
+    ]
+
+
+def test_failure_branch_and_definition_defaults():
+    failing = run_planning_calls([GUARD_CHECK], toolset(), {}, new_rng(1), RecordingLlm(), "zh")
+    assert failing[0].text == (
+        "检定结果：1d20+3 = [5]+3 = 8 (DC 15) → 失败；走向：守卫摇头，要求出示通行证"
+    )
+    dice = {"type": "code", "function": {"name": "roll_dice"}, "success_branch": "门开了"}
+    tools = load_tools([entry(1, "[TOOL:roll_dice]", dice)])
+    call = {"tool": "roll_dice", "params": {"expr": "1d20+3", "dc": 15}}
+    passing = run_planning_calls([call], tools, {}, new_rng(0), RecordingLlm(), "en")
+    assert passing[0].text == "Check: 1d20+3 = [13]+3 = 16 (DC 15) → success; Outcome: 门开了"
+    no_dc = dict(call, params={"expr": "1d20"})
+    assert (
+        "Outcome" not in run_planning_calls([no_dc], tools, {}, new_rng(0), RecordingLlm())[0].text
+    )
+
+
+def test_code_result_success_flag_picks_a_branch():
+    lock = {
+        "type": "code",
+        "function": {"name": "pick_lock"},
+        "code": "return {success: params.skill >= state.lock, margin: params.skill - state.lock}",
+        "success_branch": "锁开了",
+        "failure_branch": "撬锁失败，警报响起",
+    }
+    tools = load_tools([entry(1, "[TOOL:pick_lock]", lock)])
+    calls = [{"tool": "pick_lock", "params": {"skill": 3}}]
+    [result] = run_planning_calls(calls, tools, {"lock": 5}, new_rng(0), RecordingLlm())
+    assert result.text.endswith("}\n走向：撬锁失败，警报响起")
+
+
+def test_dice_results_context_carries_the_rolls():
+    llm = RecordingLlm("判定：成功")
+    tools = toolset(entry(900, "[TOOL:judge]", JUDGE))
+    calls = [GUARD_CHECK, {"tool": "judge"}]
+    context = {"user_input": "说服", "world_full": "  "}
+    results = run_planning_calls(calls, tools, {}, new_rng(0), llm, "zh", context=context)
+    user = llm.calls[0][1][1].content
+    assert user == (
+        "<user_input>\n说服\n</user_input>\n\n"
+        f"<dice_results>\n{results[0].text}\n</dice_results>\n\n请根据上述内容执行工具 judge。"
+    )
+    assert dice_results_text(results) == results[0].text
+
+
+def test_unknown_and_misplaced_tools_are_visible_warnings():
+    calls = [{"tool": "fly", "params": {}}, {"tool": "state_panel"}, "junk", {"params": {}}]
+    results = run_planning_calls(calls, toolset(), {}, new_rng(0), RecordingLlm(), "zh")
+    assert [(r.kind, r.ok) for r in results] == [("warning", False)] * 4
+    assert results[0].text == (
+        "工具警告：未知工具「fly」，已跳过（可用工具：roll_dice, damage_calc, action_generator）"
+    )
+    assert "post_pipeline" in results[1].text
+    assert results[2].text == "工具警告：第 3 个工具调用没有工具名，已跳过"
+    assert format_tool_results(results, "zh") == ""  # the writer is not told
+    assert "未知工具「fly」" in format_tool_results(results, "zh", include_warnings=True)
+    en = run_planning_calls(calls[:1], ToolSet(), {}, new_rng(0), RecordingLlm(), "en")
+    assert en[0].text == 'Tool warning: unknown tool "fly" skipped (available: none)'
+
+
+def test_errors_become_results_and_the_turn_goes_on():
+    looping = {"type": "code", "function": {"name": "spin"}, "code": "for (;;) {}"}
+    broken = {"type": "code", "function": {"name": "broken"}, "code": "return state.a.b.c"}
+    tools = toolset(entry(901, "", looping), entry(902, "", broken))
+    llm = RecordingLlm(BackendTimeout("deepseek: no reply within 60 s"), "   ")
+    calls = [
+        {"tool": "spin"},
+        {"tool": "broken"},
+        {"tool": "roll_dice", "params": {"mode": "normal"}},
+        {"tool": "roll_dice", "params": {"expr": "2x6"}},
+        {"tool": "damage_calc", "params": [1, 2]},
+        {"tool": "action_generator"},
+        {"tool": "action_generator"},
+        {"tool": "damage_calc", "params": {"atk": 9, "def": 4}},
+    ]
+    results = run_planning_calls(calls, tools, {"hp": 5}, new_rng(0), llm, "zh", time_limit=0.2)
+    assert [r.text for r in results[:7]] == [
+        "工具错误：spin：代码运行超过 0.2 秒，已被中止",
+        "工具错误：broken：TypeError: cannot read property 'b' of undefined",
+        "工具错误：roll_dice：缺少骰子表达式",
+        "工具错误：roll_dice：无法识别的骰子表达式「2x6」："
+        "应为 2d6、d20、3 这样的项，用 + 或 - 连接",
+        "工具错误：damage_calc：params 必须是对象",
+        "工具错误：action_generator：deepseek: no reply within 60 s",
+        "工具错误：action_generator：模型没有返回内容",
+    ]
+    assert not any(r.ok for r in results[:7])
+    assert results[7].ok and results[7].data == {"damage": 5, "remaining_hp": 0}
+
+
+def test_call_count_is_capped_with_a_warning():
+    calls = [{"tool": "roll_dice", "params": {"expr": "d6"}}] * (MAX_PLANNING_CALLS + 3)
+    results = run_planning_calls(calls, toolset(), {}, new_rng(0), RecordingLlm(), "en")
+    assert len(results) == MAX_PLANNING_CALLS + 1
+    assert results[-1].text == "Tool warning: at most 10 tool calls run per turn; 3 more skipped"
+
+
+def test_same_seed_same_results():
+    random_tool = {"type": "code", "function": {"name": "luck"}, "code": "return Math.random()"}
+    tools = toolset(entry(903, "", random_tool))
+    calls = [GUARD_CHECK, {"tool": "luck"}, {"tool": "roll_dice", "params": {"expr": "3d6"}}]
+    first = run_planning_calls(calls, tools, {}, new_rng(4), RecordingLlm())
+    again = run_planning_calls(calls, tools, {}, new_rng(4), RecordingLlm())
+    other = run_planning_calls(calls, tools, {}, new_rng(5), RecordingLlm())
+    assert [r.to_dict() for r in first] == [r.to_dict() for r in again]
+    assert [r.text for r in first] != [r.text for r in other]
+    assert [ToolResult.from_dict(r.to_dict()) for r in first] == first
+
+
+def test_tool_results_block_and_rule():
+    results = run_planning_calls([GUARD_CHECK], toolset(), {}, new_rng(0), RecordingLlm())
+    block = tool_results_block(results, "zh")
+    assert block.startswith("<tool_results>\n检定结果：") and block.endswith("\n</tool_results>")
+    assert tool_results_block([], "zh") == ""
+    assert tool_results_rule("zh") == (
+        "- 工具执行结果已由系统确定，必须严格按照结果中的走向来写作，不得自行改变工具执行结果"
+    )
+
+
+def test_post_pipeline_code_tools_run_as_code_not_as_llm_calls():
+    panel_code = {
+        "type": "code",
+        "trigger": "post_pipeline",
+        "function": {"name": "hp_bar"},
+        "context": ["narrative_text"],
+        "code": "return '<hp>' + state.hp + '</hp> ' + params.narrative_text.length",
+    }
+    silent = dict(panel_code, function={"name": "silent"}, code="return")
+    tools = load_tools([entry(1, "", panel_code), entry(2, "", silent), entry(3, "", STATE_PANEL)])
+    llm = RecordingLlm("  <state_panel>HP 30</state_panel>  ")
+    context = {"narrative_text": "五个字的文", "state_summary": "HP 30", "user_input": "x"}
+    results = run_post_pipeline(tools.post_pipeline(), context, {"hp": 30}, new_rng(0), llm, "zh")
+    assert [(r.tool, r.kind, r.ok, r.text) for r in results] == [
+        ("hp_bar", "code", True, "<hp>30</hp> 5"),
+        ("silent", "code", True, ""),
+        ("state_panel", "llm", True, "<state_panel>HP 30</state_panel>"),
+    ]
+    assert {r.trigger for r in results} == {"post_pipeline"}
+    assert [name for name, _ in llm.calls] == ["state_panel"]
+
+
+def test_post_pipeline_llm_tool_sees_its_own_history():
+    tools = load_tools([entry(3, "", STATE_PANEL)])
+    past = {
+        1: "<context>…</context>\n\n<state_panel>HP 40</state_panel>",
+        2: "<context>没有面板的一轮</context>",
+        3: "<STATE_PANEL>HP 35</STATE_PANEL>",
+    }
+    llm = RecordingLlm("<state_panel>HP 30</state_panel>")
+    context = {"state_summary": "HP 30", "narrative_text": "战斗"}
+    run_post_pipeline(
+        tools.tools, context, {}, new_rng(0), llm, "zh", past_outputs=past, current_turn=4
+    )
+    user = llm.calls[0][1][1].content
+    assert user == (
+        "<narrative_text>\n战斗\n</narrative_text>\n\n<state_summary>\nHP 30\n</state_summary>\n\n"
+        "<tool_history>\n<state_panel>\n--- 3 轮前 ---\nHP 40\n\n--- 1 轮前 ---\nHP 35\n"
+        "</state_panel>\n</tool_history>\n\n请根据上述内容执行工具 state_panel。"
+    )
+
+
+def test_split_independent():
+    tools = toolset(entry(900, "", JUDGE)).tools
+    independent, dependent = split_independent(tools)
+    assert [t.name for t in dependent] == ["action_generator", "state_panel"]  # state_summary
+    assert [t.name for t in independent] == ["roll_dice", "damage_calc", "judge"]
+
+
+def test_code_state_merges_state_manager_and_mvu():
+    state = code_state({"location": "港口", "hp": 1}, {"hp": 100, "主角": {"生命值": 80}})
+    assert state["hp"] == 100 and state["location"] == "港口" and state["主角"]["生命值"] == 80
+    assert state["game"] == {"location": "港口", "hp": 1}
+    assert state["stat_data"] == {"hp": 100, "主角": {"生命值": 80}}
+    assert code_state(None, None) == {"game": {}, "stat_data": {}}
+
+
+# --- llm_tools: message construction, world_full, tool_history -------------------------------
+
+
+def _llm_tool(context: list[str], system_prompt: str = "sys") -> ToolDef:
+    return ToolDef(name="t", type="llm", context=tuple(context), system_prompt=system_prompt)
+
+
+def test_context_keys_follow_the_canonical_order():
+    declared = list(reversed(CANONICAL_CONTEXT_ORDER))
+    context = {key: f"[{key}]" for key in CANONICAL_CONTEXT_ORDER}
+    user = tool_messages(_llm_tool(declared), context, "", "zh")[1].content
+    positions = [user.index(f"<{key}>\n[{key}]\n</{key}>") for key in CANONICAL_CONTEXT_ORDER]
+    assert positions == sorted(positions)
+
+
+def test_undeclared_and_blank_keys_are_left_out():
+    tool = _llm_tool(["user_input", "story_summary", "known_context"])
+    context = {"user_input": "hi", "story_summary": " \n ", "world_full": "not declared"}
+    assert tool_messages(tool, context, "", "en")[1].content == (
+        "<user_input>\nhi\n</user_input>\n\nRun the tool t using the content above."
+    )
+    assert tool_messages(tool, {}, "", "zh")[1].content == (
+        "（无可用上下文）\n\n请根据上述内容执行工具 t。"
+    )
+    assert [m.role for m in tool_messages(_llm_tool([], " "), {}, "", "zh")] == ["user"]
+
+
+def test_world_full_sorts_by_order_and_skips_formatting_entries():
+    entries = [
+        LoreEntry(uid=1, comment="城市", content="霓虹之城", order=50),
+        LoreEntry(uid=2, comment="", keys=["", "魔法"], content="魔法很稀有", order=10),
+        LoreEntry(uid=3, comment="", content="无名设定", order=30),
+        LoreEntry(uid=4, comment="关闭的", content="x", disabled=True),
+        LoreEntry(uid=5, comment="[TOOL:roll_dice]", content="{}"),
+        LoreEntry(uid=6, comment="", content=json.dumps(ACTION_GENERATOR)),
+        LoreEntry(uid=7, comment="[initvar]", content='{"hp": 1}'),
+        LoreEntry(uid=8, comment="空的", content="  "),
+    ]
+    assert world_full(entries) == (
+        "--- 魔法 ---\n魔法很稀有\n\n--- 未命名 ---\n无名设定\n\n--- 城市 ---\n霓虹之城"
+    )
+    assert "--- untitled ---" in world_full(entries, "en")
+
+
+def test_tool_history_counts_real_turn_distance():
+    outputs = {
+        5: "<panel>five</panel>",
+        6: "no panel this turn",
+        8: "<panel> eight-a </panel> text <panel>eight-b</panel> <panel>  </panel>",
+    }
+    assert tool_history(outputs, "panel", 5, 9, "zh") == (
+        "<tool_history>\n<panel>\n--- 4 轮前 ---\nfive\n\n--- 1 轮前 ---\neight-a\n\neight-b\n"
+        "</panel>\n</tool_history>"
+    )
+    assert tool_history(outputs, "panel", 5, 9, "en").count("turn ago") == 1
+    assert "--- 4 turns ago ---" in tool_history(outputs, "panel", 5, 9, "en")
+
+
+def test_tool_history_window_single_match_and_current_turn():
+    outputs = {1: "<p>old</p>", 3: "<p>recent</p>", 4: "<p>this turn</p>"}
+    assert tool_history(outputs, "p", 2, 4) == "<tool_history>\n<p>\nrecent\n</p>\n</tool_history>"
+    assert tool_history(outputs, "p", 0, 4) == ""
+    assert tool_history(outputs, "", 3, 4) == ""
+    assert tool_history(outputs, "p", 1, 3) == ""  # turn 2 had nothing
+
+
+@pytest.mark.parametrize("tag", ["a.b", "x+", "状态(面板)", "a|b"])
+def test_tool_history_escapes_the_tag(tag: str):
+    outputs = {1: f"<{tag}>mine</{tag}> <aXb>not mine</aXb> <x>no</x> <a>no</a>"}
+    history = tool_history(outputs, tag, 1, 2)
+    assert history == f"<tool_history>\n<{tag}>\nmine\n</{tag}>\n</tool_history>"
+
+
+def test_context_values_are_used_verbatim():
+    tool = _llm_tool(["narrative_text"])
+    user = tool_messages(tool, {"narrative_text": "  缩进\n"}, "", "zh")[1].content
+    assert user.startswith("<narrative_text>\n  缩进\n\n</narrative_text>")
