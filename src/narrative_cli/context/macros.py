@@ -287,7 +287,7 @@ def _roll(run: _Run, args: list[str], offset: int) -> str:
     if not match:
         return ""
     count, sides = int(match.group(1) or 1), int(match.group(2))
-    if count > 1000 or sides < 1 or sides > 1_000_000:
+    if not 1 <= count <= 1000 or not 1 <= sides <= 1_000_000:
         return ""
     rng = run.env.rng or random.Random(0)
     total = sum(rng.randint(1, sides) for _ in range(count)) + int(match.group(3) or 0)
