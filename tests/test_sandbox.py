@@ -238,3 +238,15 @@ def test_runs_from_worker_threads():
         looping = pool.submit(run_code, "for (;;) {}", {}, {}, FAST)
         assert [future.result().value for future in doubled] == [i * 2 for i in range(8)]
         assert looping.result().error_kind == "timeout"
+
+
+def test_lone_surrogates_never_reach_quickjs_or_the_prompts():
+    # A lone surrogate handed to QuickJS as a Python string crashes the process; JSON from a
+    # lore file can hold one ("\ud800"), and JS strings can build one.
+    state = {"名字": "\ud800a"}
+    result = run_code("return [state.名字, params.p, '\\uDFFF', '😀']", {"p": "\udc00"}, state)
+    assert result.value == ["\ufffda", "\ufffd", "\ufffd", "😀"]
+    assert run_code("return {['\\uD800']: 1}", {}, {}).value == {"\ufffd": 1}
+    bad_code = "return '\ud800'"
+    assert "lone UTF-16 surrogate" in (check_syntax(bad_code) or "")
+    assert run_code(bad_code, {}, {}).error_kind == "syntax"

@@ -77,6 +77,8 @@ _BOOTSTRAP = r"""
 
 _LINE = re.compile(r"^\s+at <input>:(\d+)$", re.MULTILINE)
 _RESULT_MARK = "__result__:"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BAD_CHARACTER = "the code holds an invalid character (a lone UTF-16 surrogate)"
 
 _MESSAGES = {
     "timeout": (
@@ -122,11 +124,13 @@ def run_code(
     seed: int = 0,
 ) -> SandboxResult:
     """Run a code tool's function body with ``params`` and a frozen ``state``; never raises."""
-    try:
-        params_json = json.dumps(params, ensure_ascii=False, allow_nan=False)
-        state_json = json.dumps(state, ensure_ascii=False, allow_nan=False)
+    try:  # ASCII JSON: QuickJS never sees a lone surrogate (which would crash it)
+        params_json = json.dumps(params, allow_nan=False)
+        state_json = json.dumps(state, allow_nan=False)
     except (TypeError, ValueError) as error:
         return SandboxResult(False, error_kind="result", detail=f"input is not JSON: {error}")
+    if _SURROGATE.search(code):
+        return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER)
     try:
         host = _new_host(time_limit, memory_limit)
         text = host("run", code, params_json, state_json, seed & 0xFFFFFFFF)
@@ -139,6 +143,8 @@ def run_code(
 
 def check_syntax(code: str) -> str | None:
     """The syntax error of a code tool's body (with its line), or None when it compiles."""
+    if _SURROGATE.search(code):
+        return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER).message("en")
     try:
         host = _new_host(_CHECK_TIME_LIMIT, _CHECK_MEMORY_LIMIT)
         host("check", code, "{}", "{}", 0)
@@ -182,7 +188,18 @@ def _decode(text: object) -> SandboxResult:
     if len(text) > MAX_RESULT_CHARS:
         detail = f"{len(text)} characters of JSON, the limit is {MAX_RESULT_CHARS}"
         return SandboxResult(False, error_kind="result", detail=detail)
-    return SandboxResult(True, value=json.loads(text))
+    return SandboxResult(True, value=_clean(json.loads(text)))
+
+
+def _clean(value: Any) -> Any:
+    """Lone surrogates (valid in JS strings, not in UTF-8) become U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    if isinstance(value, dict):
+        return {_clean(key): _clean(item) for key, item in value.items()}
+    return value
 
 
 def _clip(text: str) -> str:
