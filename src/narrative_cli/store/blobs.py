@@ -1,0 +1,181 @@
+"""JSON payloads on disk: compressed encoding and deduplicated snapshot trees.
+
+A turn snapshot is stored as a small *root* plus content-addressed blobs. Large values are
+split structurally (dicts by key, long lists into fixed chunks of items), hashed, and kept
+once: when turn N+1 only appends one summary to a list of 2,000, it stores the one chunk that
+changed, not the whole list again. Nothing here knows what the keys mean; any JSON round-trips
+exactly (key order included).
+
+Root node forms (JSON objects with one tag key):
+``{"v": value}`` inline; ``{"d": {key: node}}`` a dict; ``{"b": hash}`` one blob holding the
+value; ``{"l": [hash, ...]}`` a list stored as chunks of items, each chunk a blob.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.errors import StoreError
+
+INLINE_LIMIT = 512  # bytes of JSON kept inside the root
+CHUNK_ITEMS = 32  # items per list chunk
+CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
+COMPRESS_LEVEL = 6
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON; raises StoreError for values JSON cannot hold."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store a value that is not plain JSON: {exc}") from exc
+    return text.encode("utf-8")
+
+
+def encode(value: Any) -> bytes:
+    """JSON → compressed bytes for a column."""
+    return compress(dumps(value))
+
+
+def decode(data: bytes) -> Any:
+    """Compressed bytes of a column → JSON value."""
+    try:
+        return json.loads(decompress(data).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StoreError(f"a stored value is damaged: {exc}") from exc
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, COMPRESS_LEVEL)
+
+
+def decompress(data: bytes) -> bytes:
+    try:
+        return zlib.decompress(data)
+    except zlib.error as exc:
+        raise StoreError(f"a stored value is damaged: {exc}") from exc
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+@dataclass
+class Packed:
+    """A snapshot split into its root and the blobs it references (hash → raw JSON bytes)."""
+
+    root: bytes
+    blobs: dict[bytes, bytes] = field(default_factory=dict)
+
+    @property
+    def hashes(self) -> list[bytes]:
+        return list(self.blobs)
+
+
+def pack(value: Any) -> Packed:
+    """Split a JSON value into a compressed root and content-addressed blobs."""
+    blobs: dict[bytes, bytes] = {}
+    node = _pack_node(value, blobs)
+    return Packed(root=encode(node), blobs=blobs)
+
+
+def unpack(root: bytes, fetch: dict[bytes, bytes]) -> Any:
+    """Rebuild a value from its root and the decompressed-to-JSON blobs it references."""
+    return _unpack_node(decode(root), fetch)
+
+
+def root_hashes(root: bytes) -> list[bytes]:
+    """Every blob hash a root references (with repeats)."""
+    found: list[bytes] = []
+    _collect(decode(root), found)
+    return found
+
+
+def count_hashes(roots: Iterable[bytes | None]) -> Counter[bytes]:
+    """How many references each blob gets from these roots (a missing root has none)."""
+    counts: Counter[bytes] = Counter()
+    for root in roots:
+        if root is not None:
+            counts.update(set(root_hashes(root)))
+    return counts
+
+
+def _pack_node(value: Any, blobs: dict[bytes, bytes]) -> dict[str, Any]:
+    if isinstance(value, dict):
+        children = {_key(key): _pack_node(item, blobs) for key, item in value.items()}
+        if all("v" in child for child in children.values()):
+            return _small_or_blob(value, blobs)
+        return {"d": children}
+    if isinstance(value, list) and len(value) > CHUNK_ITEMS:
+        data = dumps(value)
+        if len(data) >= CHUNK_MIN_BYTES:
+            return {
+                "l": [
+                    _store(dumps(value[i : i + CHUNK_ITEMS]), blobs)
+                    for i in range(0, len(value), CHUNK_ITEMS)
+                ]
+            }
+        return {"b": _store(data, blobs)}
+    return _small_or_blob(value, blobs)
+
+
+def _key(key: Any) -> str:
+    """A dict key as JSON writes it (``1`` → ``"1"``); other key types are refused."""
+    if isinstance(key, str):
+        return key
+    return str(next(iter(json.loads(dumps({key: 0})))))
+
+
+def _small_or_blob(value: Any, blobs: dict[bytes, bytes]) -> dict[str, Any]:
+    data = dumps(value)
+    if len(data) <= INLINE_LIMIT:
+        return {"v": value}
+    return {"b": _store(data, blobs)}
+
+
+def _store(data: bytes, blobs: dict[bytes, bytes]) -> str:
+    key = digest(data)
+    blobs[key] = data
+    return key.hex()
+
+
+def _unpack_node(node: Any, fetch: dict[bytes, bytes]) -> Any:
+    if not isinstance(node, dict) or len(node) != 1:
+        raise StoreError("a stored snapshot is damaged: unexpected node")
+    tag, body = next(iter(node.items()))
+    if tag == "v":
+        return body
+    if tag == "d":
+        return {key: _unpack_node(child, fetch) for key, child in body.items()}
+    if tag == "b":
+        return json.loads(_fetch(body, fetch))
+    if tag == "l":
+        items: list[Any] = []
+        for key in body:
+            items.extend(json.loads(_fetch(key, fetch)))
+        return items
+    raise StoreError(f"a stored snapshot is damaged: unknown node {tag!r}")
+
+
+def _fetch(key: str, fetch: dict[bytes, bytes]) -> bytes:
+    try:
+        return fetch[bytes.fromhex(key)]
+    except (KeyError, ValueError) as exc:
+        raise StoreError(f"a stored snapshot is damaged: blob {key[:12]} is missing") from exc
+
+
+def _collect(node: Any, found: list[bytes]) -> None:
+    tag, body = next(iter(node.items()))
+    if tag == "d":
+        for child in body.values():
+            _collect(child, found)
+    elif tag == "b":
+        found.append(bytes.fromhex(body))
+    elif tag == "l":
+        found.extend(bytes.fromhex(key) for key in body)

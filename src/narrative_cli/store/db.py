@@ -1,0 +1,121 @@
+"""The SQLite connection: pragmas, one-transaction-at-a-time, and error translation.
+
+Every write of the store happens inside :meth:`Database.transaction`, which opens with
+``BEGIN IMMEDIATE`` (so two processes never interleave a turn) and rolls back on *any*
+exception, including ``KeyboardInterrupt``: a turn is either entirely in the file or not at
+all. The journal is WAL with ``synchronous=FULL``, so a killed process or a power cut leaves
+the database at its last committed transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.errors import StoreError
+
+BUSY_TIMEOUT_MS = 10_000
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA foreign_keys = ON",
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+)
+
+
+class Database:
+    """One connection to a session database file, in explicit-transaction mode."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connection = _connect(path)
+        self._depth = 0
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.connection.close()
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """A transaction: committed when the block ends, rolled back on any exception.
+
+        ``write=False`` opens a read transaction: every query inside sees one consistent state.
+        """
+        if self._depth:
+            raise StoreError("internal: nested store transaction")
+        self._depth = 1
+        try:
+            with self.errors("write" if write else "read"):
+                self.connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield self.connection
+                    self.connection.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+        finally:
+            self._depth = 0
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run a read-only statement and return its rows."""
+        with self.errors("read"):
+            return list(self.connection.execute(sql, params).fetchall())
+
+    @contextmanager
+    def errors(self, action: str) -> Iterator[None]:
+        """Translate sqlite3 errors into a one-line StoreError naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot {action} the session database {self.path}: {exc}",
+                hint=_hint_for(exc),
+            ) from exc
+
+    def _rollback(self) -> None:
+        if self.connection.in_transaction:
+            try:
+                self.connection.execute("ROLLBACK")
+            except sqlite3.Error:  # the connection is already unusable; SQLite undoes on close
+                pass
+
+
+def open_database(path: Path) -> Database:
+    """Open (creating if needed) the database at ``path`` with the store's pragmas."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Database(path)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the session database {path}: {exc}") from exc
+    try:
+        for pragma in PRAGMAS:
+            connection.execute(pragma)
+        mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
+    except sqlite3.Error as exc:
+        connection.close()
+        raise StoreError(
+            f"cannot open the session database {path}: {exc}", hint=_hint_for(exc)
+        ) from exc
+    if str(mode).lower() != "wal":
+        connection.close()
+        raise StoreError(f"the session database {path} cannot use WAL journaling (got {mode})")
+    return connection
+
+
+def _hint_for(exc: sqlite3.Error) -> str | None:
+    text = str(exc).lower()
+    if "not a database" in text or "malformed" in text:
+        return "the file is damaged or not a narrative-cli database; move it aside to start afresh"
+    if "locked" in text or "busy" in text:
+        return "another narrative process is writing to it; try again when it is done"
+    if "readonly" in text or "read-only" in text:
+        return "check the permissions of the file and its directory"
+    return None

@@ -1,0 +1,395 @@
+"""The session store: turns, swipes with state following, undo, branch, migrations, errors."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from narrative_cli.errors import SnapshotMissing, StoreError
+from narrative_cli.store import NewSession, SessionStore, SwipeData, TurnData
+from narrative_cli.store.db import open_database
+from narrative_cli.store.migrations import MIGRATIONS, migrate
+
+
+def record(number: int, text: str = "", **extra: Any) -> dict[str, Any]:
+    return {
+        "number": number,
+        "user_input": f"输入 {number}",
+        "narrative": text or f"叙事 {number}",
+        **extra,
+    }
+
+
+def summary(number: int) -> str:
+    """A distinct summary line per turn (seeded), so compression alone cannot shrink them."""
+    rng = random.Random(number)
+    return f"[第{number}轮] " + "".join(chr(0x4E00 + rng.randrange(3000)) for _ in range(80))
+
+
+def snapshot(number: int, hp: int = 10) -> dict[str, Any]:
+    return {
+        "turn": number,
+        "state": {"hp": hp, "location": "705公寓", "inventory": ["手电筒", "绷带"]},
+        "summaries": {"entries": [summary(i) for i in range(1, number + 1)]},
+        "rng": [3, list(range(number, number + 50)), None],
+    }
+
+
+def new_session(store: SessionStore, name: str = "疫病公寓", **kwargs: Any) -> int:
+    return store.create_session(
+        name,
+        card_path="cards/plague.png",
+        card_hash="sha256:abc",
+        snapshot=snapshot(0),
+        greeting={"narrative": "敲门声响起。"},
+        character_name="疫病公寓",
+        user_name="琉阡",
+        **kwargs,
+    )
+
+
+def played(store: SessionStore, turns: int, **kwargs: Any) -> int:
+    session = new_session(store, **kwargs)
+    for number in range(1, turns + 1):
+        store.commit_turn(session, record(number), snapshot(number, hp=10 - number))
+    return session
+
+
+def ticking_clock() -> Callable[[], datetime]:
+    """A clock one second further on at every reading, so orderings never tie."""
+    moments = (datetime(2026, 5, 1, tzinfo=timezone.utc) + timedelta(seconds=s) for s in count())
+    return lambda: next(moments)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    opened = SessionStore(tmp_path / "sessions.db", clock=ticking_clock())
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_a_new_session_resumes_at_its_greeting(store: SessionStore) -> None:
+    session = new_session(
+        store,
+        seed=42,
+        lore=[{"path": "world.json", "hash": "sha256:w"}],
+        settings={"pipeline": {"recent_turns_for_writing": 3}},
+    )
+    state = store.resume(session)
+    assert state.number == 0
+    assert state.record["narrative"] == "敲门声响起。"
+    assert state.snapshot == snapshot(0)
+    info = store.session(session)
+    assert (info.seed, info.last_turn, info.character_name) == (42, 0, "疫病公寓")
+    assert [(ref.path, ref.hash) for ref in info.lore] == [("world.json", "sha256:w")]
+    assert info.settings == {"pipeline": {"recent_turns_for_writing": 3}}
+
+
+def test_committed_turns_come_back_exactly_with_their_snapshots(store: SessionStore) -> None:
+    session = played(store, 40)
+    for number in (0, 1, 17, 40):
+        assert store.snapshot(session, number) == snapshot(number, hp=10 - number if number else 10)
+    resumed = store.resume(session)
+    assert resumed.number == 40
+    assert resumed.record == record(40)
+    assert list(resumed.snapshot) == ["turn", "state", "summaries", "rng"]  # key order kept
+    assert [t.record["narrative"] for t in store.turns(session)][:2] == ["敲门声响起。", "叙事 1"]
+
+
+def test_commit_refuses_a_gap_or_a_duplicate(store: SessionStore) -> None:
+    session = played(store, 2)
+    with pytest.raises(StoreError, match="turn 2 .*already stored"):
+        store.commit_turn(session, record(2), snapshot(2))
+    with pytest.raises(StoreError, match="turn 5 .*gap.*last turn is 2"):
+        store.commit_turn(session, record(5), snapshot(5))
+    with pytest.raises(StoreError, match="whole turn number"):
+        store.commit_turn(session, {"narrative": "no number"}, snapshot(3))
+    assert store.resume(session).number == 2
+
+
+def test_unknown_session_is_a_clear_error(store: SessionStore) -> None:
+    with pytest.raises(StoreError, match="there is no session 99"):
+        store.commit_turn(99, record(1), snapshot(1))
+    with pytest.raises(StoreError, match="no session 99"):
+        store.resume(99)
+
+
+def test_regenerate_keeps_the_old_output_and_state_follows_the_chosen_swipe(
+    store: SessionStore,
+) -> None:
+    session = played(store, 3)
+    index = store.replace_turn(session, 3, record(3, "重写的叙事"), snapshot(3, hp=99))
+    assert index == 1
+    now = store.resume(session)
+    assert (now.swipe_id, now.swipe_count, now.record["narrative"]) == (1, 2, "重写的叙事")
+    assert now.snapshot["state"]["hp"] == 99
+
+    back = store.select_swipe(session, 3, 0)
+    assert back.record["narrative"] == "叙事 3" and back.snapshot["state"]["hp"] == 7
+    assert store.resume(session).snapshot["state"]["hp"] == 7  # state followed the swipe
+    assert store.snapshot(session, 3)["state"]["hp"] == 7
+
+    store.commit_turn(session, record(4), snapshot(4, hp=6))
+    assert store.snapshot(session, 3)["state"]["hp"] == 7
+
+
+def test_add_swipe_without_selecting_keeps_the_shown_output(store: SessionStore) -> None:
+    session = played(store, 1)
+    assert store.add_swipe(session, 1, record(1, "备选"), snapshot(1, hp=50)) == 1
+    state = store.resume(session)
+    assert (state.swipe_id, state.swipe_count, state.snapshot["state"]["hp"]) == (0, 2, 9)
+    assert store.select_swipe(session, 1, 1).snapshot["state"]["hp"] == 50
+
+
+def test_only_the_last_turn_can_be_swiped_or_regenerated(store: SessionStore) -> None:
+    session = played(store, 3)
+    with pytest.raises(StoreError, match="only the last turn \\(3\\)") as caught:
+        store.replace_turn(session, 2, record(2), snapshot(2))
+    assert "branch from turn 1" in (caught.value.hint or "")
+    with pytest.raises(StoreError, match="only the last turn"):
+        store.select_swipe(session, 1, 0)
+    with pytest.raises(StoreError, match="swipes 0..0, not 4"):
+        store.select_swipe(session, 3, 4)
+    with pytest.raises(StoreError, match="carries turn number 2"):
+        store.add_swipe(session, 3, record(2), snapshot(3))
+    assert store.resume(session).swipe_count == 1
+
+
+def test_undo_drops_the_last_turn_and_restores_the_one_before(store: SessionStore) -> None:
+    session = played(store, 3)
+    store.replace_turn(session, 3, record(3, "另一个版本"), snapshot(3, hp=0))
+    state = store.drop_last_turn(session)
+    assert state.number == 2 and state.snapshot["state"]["hp"] == 8
+    assert store.resume(session).number == 2
+    store.commit_turn(session, record(3, "重新来过"), snapshot(3, hp=1))
+    again = store.resume(session)
+    assert (again.swipe_count, again.record["narrative"]) == (1, "重新来过")
+
+
+def test_undo_stops_at_the_greeting(store: SessionStore) -> None:
+    session = played(store, 1)
+    store.drop_last_turn(session)
+    with pytest.raises(StoreError, match="nothing to undo"):
+        store.drop_last_turn(session)
+    assert store.resume(session).number == 0
+
+
+def test_branch_copies_turns_swipes_and_snapshots_and_lives_on_its_own(
+    store: SessionStore,
+) -> None:
+    parent = played(store, 5, seed=7)
+    store.replace_turn(parent, 5, record(5, "alt"), snapshot(5, hp=-1))
+    branch = store.branch(parent, 3, "另一条路")
+    info = store.session(branch)
+    assert (info.name, info.parent_id, info.parent_turn, info.seed) == ("另一条路", parent, 3, 7)
+    assert store.resume(branch).number == 3
+    assert store.resume(branch).snapshot == snapshot(3, hp=7)
+
+    store.commit_turn(branch, record(4, "分支"), snapshot(4, hp=100))
+    assert store.snapshot(parent, 4)["state"]["hp"] == 6
+    assert store.resume(parent).record["narrative"] == "alt"
+
+    store.delete(parent)
+    for number in range(4):
+        assert store.snapshot(branch, number) == snapshot(number, hp=10 - number if number else 10)
+    assert store.session(branch).parent_id is None
+
+
+def test_branch_of_the_last_turn_keeps_its_swipes(store: SessionStore) -> None:
+    parent = played(store, 2)
+    store.replace_turn(parent, 2, record(2, "alt"), snapshot(2, hp=0))
+    branch = store.branch(parent, 2, "copy")
+    assert store.resume(branch).swipe_count == 2
+    assert store.select_swipe(branch, 2, 0).snapshot["state"]["hp"] == 8
+    assert store.resume(parent).swipe_id == 1
+
+
+def test_branch_outside_the_session_is_refused(store: SessionStore) -> None:
+    session = played(store, 2)
+    with pytest.raises(StoreError, match="cannot branch session .* at turn 3: it has turns 0..2"):
+        store.branch(session, 3, "x")
+    with pytest.raises(StoreError, match="name cannot be empty"):
+        store.branch(session, 1, "   ")
+
+
+def test_rename_find_list_and_delete(store: SessionStore) -> None:
+    first = played(store, 1, name="one")
+    second = played(store, 2, name="two")
+    store.rename(first, "  first   game ")
+    assert store.session(first).name == "first game"
+    assert [s.id for s in store.list_sessions()] == [second, first]  # last played first
+    store.commit_turn(first, record(2), snapshot(2))
+    assert [s.id for s in store.list_sessions()] == [first, second]
+    assert store.find("two").id == second
+    assert store.find(str(first)).name == "first game"
+    store.branch(second, 1, "first game")
+    with pytest.raises(StoreError, match="several sessions are named 'first game'"):
+        store.find("first game")
+    with pytest.raises(StoreError, match="no session is named 'zzz'"):
+        store.find("zzz")
+    store.delete(second)
+    with pytest.raises(StoreError, match="there is no session"):
+        store.session(second)
+    with pytest.raises(StoreError, match="there is no session"):
+        store.delete(second)
+    with pytest.raises(StoreError, match="there is no session"):
+        store.rename(second, "x")
+
+
+def test_missing_snapshot_is_an_error_never_a_reset(store: SessionStore) -> None:
+    turns = [
+        TurnData(0, [SwipeData({"narrative": "hi"}, None)]),
+        TurnData(1, [SwipeData({"user_input": "u", "narrative": "r"}, None)]),
+        TurnData(2, [SwipeData({"user_input": "u2", "narrative": "r2"}, snapshot(2))]),
+    ]
+    session = store.restore_session(NewSession("imported", "c.png", "h"), turns)
+    assert store.resume(session).snapshot == snapshot(2)
+    with pytest.raises(SnapshotMissing, match="turn 1 of session .* has no snapshot"):
+        store.snapshot(session, 1)
+    with pytest.raises(SnapshotMissing):
+        store.drop_last_turn(session)
+    assert store.resume(session).number == 2  # the refused undo changed nothing
+    with pytest.raises(SnapshotMissing, match="no turn 7"):
+        store.snapshot(session, 7)
+    with pytest.raises(SnapshotMissing):
+        store.branch(session, 1, "b")
+
+
+def test_a_value_json_cannot_hold_is_refused_before_anything_is_written(
+    store: SessionStore,
+) -> None:
+    session = played(store, 1)
+    with pytest.raises(StoreError, match="turn 2 cannot be stored: .*not plain JSON"):
+        store.commit_turn(session, record(2), {"state": {"seen": {1, 2}}})
+    with pytest.raises(StoreError, match="turn 2 cannot be stored"):
+        store.commit_turn(session, record(2, score=float("nan")), snapshot(2))
+    assert store.resume(session).number == 1
+
+
+def test_unchanged_parts_of_snapshots_are_stored_once(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        session = new_session(store)
+        raw = 0
+        for number in range(1, 301):
+            snap = snapshot(number)
+            raw += len(json.dumps(snap, ensure_ascii=False).encode("utf-8"))
+            store.commit_turn(session, record(number), snap)
+        assert store.snapshot(session, 300) == snapshot(300)
+        stored = sum(len(row[0]) for row in store.db.query("SELECT data FROM blobs"))
+    assert raw > 10_000_000  # 300 snapshots, each with every summary so far
+    assert stored < raw / 10  # each summary chunk is kept once, not once per turn
+    assert path.stat().st_size < raw / 5
+
+
+def test_deleting_every_session_leaves_no_orphan_blobs(store: SessionStore) -> None:
+    first = played(store, 40)
+    store.replace_turn(first, 40, record(40, "x"), snapshot(40, hp=3))
+    second = store.branch(first, 20, "b")
+    store.commit_turn(second, record(21), snapshot(21, hp=55))
+    store.drop_last_turn(first)
+    store.delete(first)
+    assert store.resume(second).snapshot["state"]["hp"] == 55
+    store.delete(second)
+    assert store.db.query("SELECT COUNT(*) FROM blobs") == [(0,)]
+    assert store.db.query("SELECT COUNT(*) FROM blob_refs") == [(0,)]
+
+
+def test_api_keys_in_settings_or_records_never_reach_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        session = new_session(
+            store,
+            settings={
+                "profiles": {
+                    "x": {
+                        "api_key": "sk-live-0123456789abcdef0123",
+                        "api_key_env": "DEEPSEEK_API_KEY",
+                    }
+                }
+            },
+        )
+        store.commit_turn(
+            session,
+            record(1, calls=[{"headers": {"Authorization": "Bearer abcdefghijklmnopqrstuvwxyz"}}]),
+            snapshot(1),
+        )
+        assert store.session(session).settings["profiles"]["x"]["api_key_env"] == "DEEPSEEK_API_KEY"
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert len(data) > 4096
+    assert b"sk-live-0123456789abcdef0123" not in data
+    assert b"abcdefghijklmnopqrstuvwxyz" not in data
+
+
+def test_two_processes_cannot_commit_the_same_turn(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as one, SessionStore(path) as two:
+        session = played(one, 1)
+        two.commit_turn(session, record(2, "from two"), snapshot(2))
+        with pytest.raises(StoreError, match="already stored"):
+            one.commit_turn(session, record(2, "from one"), snapshot(2))
+        assert one.resume(session).record["narrative"] == "from two"
+
+
+def test_the_database_uses_wal_and_foreign_keys(store: SessionStore) -> None:
+    assert store.db.query("PRAGMA journal_mode") == [("wal",)]
+    assert store.db.query("PRAGMA foreign_keys") == [(1,)]
+    names = [row[0] for row in store.db.query("SELECT name FROM _migrations ORDER BY rowid")]
+    assert names == [m.name for m in MIGRATIONS]
+    assert store.db.query("PRAGMA user_version") == [(len(MIGRATIONS),)]
+
+
+def test_an_old_database_file_is_migrated_and_keeps_its_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = open_database(path)
+    migrate(db, MIGRATIONS[:1])  # a file written by the first release
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT INTO sessions (name, card_path, card_hash, settings, created_at, updated_at)"
+            " VALUES ('old game', 'old.png', 'h', '{\"a\": 1}', '2026-01-01T00:00:00+00:00',"
+            " '2026-01-01T00:00:00+00:00')"
+        )
+        conn.execute("INSERT INTO turns VALUES (1, 0, 0, '2026-01-01T00:00:00+00:00')")
+    db.close()
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone() == (1,)
+    raw.close()
+
+    with SessionStore(path) as store:
+        assert store.db.query("PRAGMA user_version") == [(3,)]
+        info = store.session(1)
+        assert (info.name, info.settings, info.chat_metadata, info.parent_id) == (
+            "old game",
+            {"a": 1},
+            {},
+            None,
+        )
+        with pytest.raises(SnapshotMissing):  # the old row has no swipe: never a silent reset
+            store.resume(1)
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SessionStore(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("INSERT INTO _migrations VALUES ('m999_future', '2030-01-01')")
+    raw.commit()
+    raw.close()
+    with pytest.raises(StoreError, match="newer narrative-cli .*m999_future"):
+        SessionStore(path)
+
+
+def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"this is a text file, not SQLite" * 100)
+    with pytest.raises(StoreError, match="sessions.db") as caught:
+        SessionStore(path)
+    assert "not a narrative-cli database" in (caught.value.hint or "")
