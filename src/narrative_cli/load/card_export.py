@@ -128,14 +128,18 @@ def _encode(payload: dict[str, Any]) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def card_to_png(card: Card, image: bytes | None = None) -> bytes:
-    """PNG bytes carrying the card: ``chara`` then ``ccv3`` before IEND (compat §1.6)."""
+def card_to_png(card: Card, image: bytes | None = None, *, ccv3: bool = True) -> bytes:
+    """PNG bytes carrying the card: ``chara`` then ``ccv3`` before IEND (compat §1.6).
+
+    ``ccv3=False`` writes the ``chara`` chunk alone, as V2-only tools (and ST ≤1.12) do."""
     picture = image if image is not None else placeholder_image()
     if not is_png(picture):
         raise CardError(f"{card.name}: the image to embed the card in is not a PNG")
     payload = card_to_json(card)
     v3 = {**payload, "spec": "chara_card_v3", "spec_version": "3.0"}
-    new = [text_chunk("chara", _encode(payload)), text_chunk("ccv3", _encode(v3))]
+    new = [text_chunk("chara", _encode(payload))]
+    if ccv3:
+        new.append(text_chunk("ccv3", _encode(v3)))
     try:
         return replace_text_chunks(picture, frozenset({"chara", "ccv3"}), new)
     except PngError as exc:

@@ -1,0 +1,55 @@
+"""``narrative inspect``: a card's fields, greetings, token estimates, lore routes, tools, MVU."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from narrative_cli.errors import NarrativeError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect")(inspect_command)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn a NarrativeError into its one-line message and exit code (also under CliRunner)."""
+    try:
+        yield
+    except NarrativeError as error:
+        from narrative_cli.cli import app as root
+
+        if root._state.get("debug"):
+            raise
+        root.report_error(error)
+        raise SystemExit(error.exit_code) from None  # app.main() drops typer.Exit codes
+
+
+def inspect_command(
+    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
+    lorebook: Annotated[
+        list[Path] | None, typer.Option("--lorebook", help="World file to list too (repeatable).")
+    ] = None,
+    preset: Annotated[
+        Path | None, typer.Option("--preset", help="Chat Completion preset to summarise.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Show a card: fields, greetings, token estimates, lorebook routes, tools, MVU, regex."""
+    from narrative_cli.load import load_card, load_lorebook, load_preset
+    from narrative_cli.ui.inspect_view import inspect_report, render_inspect
+
+    with user_errors():
+        loaded = load_card(card)
+        books = [load_lorebook(path) for path in lorebook or []]
+        report = inspect_report(loaded, books, load_preset(preset) if preset else None)
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        render_inspect(report)

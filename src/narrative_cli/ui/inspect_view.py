@@ -1,0 +1,328 @@
+"""``narrative inspect``: the report (one JSON-ready dict) and its Rich rendering.
+
+Report keys (a contract for ``inspect --json``): ``card`` (name, spec, source chunk, language, …),
+``greetings``, ``tokens`` (estimate per card field), ``lore`` (books and ``entries`` with their
+route and its reason), ``tools`` (tool entries with name, type and trigger, or the problem),
+``mvu`` (``initvar`` and ``mvu_update`` entries), ``regex_scripts`` and ``preset``.
+Rich is imported only when the report is rendered, so ``--json`` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
+from narrative_cli.load import card_language, regex_problem, regex_scripts, select_lore
+from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, classify
+from narrative_cli.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
+                "system_prompt", "post_history_instructions", "creator_notes")
+TRIGGERS = ("planning", "post_pipeline")
+PREVIEW = 80
+
+
+def preview(text: str, limit: int = PREVIEW) -> str:
+    """The first ``limit`` characters of ``text`` on one line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def card_tokens(card: Card) -> dict[str, int]:
+    """A token estimate per card field, plus greetings, character's note and the total."""
+    tokens = {name: estimate_tokens(getattr(card, name)) for name in TOKEN_FIELDS}
+    tokens["alternate_greetings"] = sum(estimate_tokens(g) for g in card.alternate_greetings)
+    note = card.depth_prompt
+    tokens["depth_prompt"] = estimate_tokens(note.prompt) if note else 0
+    tokens["total"] = sum(tokens.values())
+    return tokens
+
+
+def _card_summary(card: Card) -> dict[str, Any]:
+    note = card.depth_prompt
+    return {
+        "name": card.name, "spec": card.spec, "spec_version": card.spec_version,
+        "source": card.source, "path": card.path, "language": card_language(card),
+        "creator": card.creator, "character_version": card.character_version,
+        "tags": card.tags, "greeting_count": len(card.greetings),
+        "world": card.extensions.get("world") or None,
+        "depth_prompt": {"depth": note.depth, "role": note.role} if note else None,
+    }
+
+
+def _entry_row(entry: LoreEntry, book: str) -> dict[str, Any]:
+    route = classify(entry)
+    return {
+        "uid": entry.uid, "book": book, "comment": entry.comment, "keys": entry.keys,
+        "secondary_keys": entry.secondary_keys, "position": entry.position,
+        "depth": entry.depth, "constant": entry.constant, "selective": entry.selective,
+        "selective_logic": entry.selective_logic, "order": entry.order,
+        "disabled": entry.disabled, "route": route.name, "route_reason": route.reason,
+        "tokens": estimate_tokens(entry.content),
+    }
+
+
+def tool_row(entry: LoreEntry, book: str) -> dict[str, Any]:
+    """What a tool entry defines (name, type, trigger, output tag), or why it cannot work."""
+    row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
+                           "name": None, "type": None, "trigger": None, "problem": None}
+    try:
+        spec = json.loads(entry.content)
+    except ValueError as exc:
+        row["problem"] = f"content is not valid JSON ({exc})"
+        return row
+    if not isinstance(spec, dict):
+        row["problem"] = "content must be a JSON object"
+        return row
+    function = spec.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    row.update(name=name, type=spec.get("type"), trigger=spec.get("trigger", "planning"))
+    for key in ("output_tag", "tag_lookback", "context"):
+        if key in spec:
+            row[key] = spec[key]
+    row["problem"] = _tool_problem(spec, name, entry.disabled)
+    return row
+
+
+def _tool_problem(spec: dict[str, Any], name: object, disabled: bool) -> str | None:
+    if not isinstance(name, str) or not name:
+        return "function.name is missing"
+    if spec.get("type") not in ("llm", "code"):
+        return f"type must be llm or code, not {spec.get('type')!r}"
+    if spec.get("trigger", "planning") not in TRIGGERS:
+        return f"trigger must be planning or post_pipeline, not {spec.get('trigger')!r}"
+    if spec["type"] == "code" and name != "roll_dice" and not str(spec.get("code") or "").strip():
+        return "a custom code tool needs its JavaScript in 'code'"
+    return "entry is disabled" if disabled else None
+
+
+def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
+                           "disabled": entry.disabled, "tokens": estimate_tokens(entry.content)}
+    try:
+        value = json.loads(entry.content)
+        row["format"] = "json"
+        row["variables"] = list(value) if isinstance(value, dict) else []
+    except ValueError:
+        row["format"] = "text"
+        row["variables"] = [line.split(":", 1)[0].strip() for line in entry.content.splitlines()
+                            if ":" in line and line[:1] not in (" ", "\t", "#")]
+    return row
+
+
+def _update_row(entry: LoreEntry, book: str) -> dict[str, Any]:
+    return {"uid": entry.uid, "book": book, "comment": entry.comment,
+            "constant": entry.constant, "disabled": entry.disabled,
+            "tokens": estimate_tokens(entry.content)}
+
+
+def _books(card: Card, worlds: list[Lorebook]) -> list[tuple[Lorebook, bool]]:
+    used = select_lore(card, worlds, "auto").books
+    books = [card.character_book] if card.character_book is not None else []
+    return [(book, any(book is u for u in used)) for book in [*books, *worlds]]
+
+
+def _lore(card: Card, worlds: list[Lorebook]) -> dict[str, Any]:
+    books = _books(card, worlds)
+    rows = [_entry_row(e, b.name) for b, _ in books for e in b.entries]
+    return {
+        "worldbook_source": "auto",
+        "books": [{"name": b.name, "source": b.source, "entries": len(b.entries), "used": used,
+                   "tokens": sum(estimate_tokens(e.content) for e in b.entries)}
+                  for b, used in books],
+        "entries": rows,
+        "routes": dict(Counter(row["route"] for row in rows)),
+    }
+
+
+def _regex_row(card: Card) -> list[dict[str, Any]]:
+    return [{"name": s.script_name, "find_regex": s.find_regex, "placement": s.placement,
+             "disabled": s.disabled, "markdown_only": s.markdown_only,
+             "prompt_only": s.prompt_only, "problem": regex_problem(s)}
+            for s in regex_scripts(card)]
+
+
+def _preset(preset: Preset | None) -> dict[str, Any] | None:
+    if preset is None:
+        return None
+    return {"name": preset.name, "prompts": len(preset.prompts),
+            "enabled": len(preset.enabled_prompts()),
+            "enabled_identifiers": [p.identifier for p in preset.enabled_prompts()],
+            "samplers": preset.samplers}
+
+
+def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
+                   preset: Preset | None = None) -> dict[str, Any]:
+    """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset."""
+    worlds = worlds or []
+    books = _books(card, worlds)
+    routed = [(e, b.name, classify(e).name) for b, _ in books for e in b.entries]
+    return {
+        "card": _card_summary(card),
+        "greetings": [{"index": i, "tokens": estimate_tokens(g), "preview": preview(g)}
+                      for i, g in enumerate(card.greetings)],
+        "tokens": card_tokens(card),
+        "lore": _lore(card, worlds),
+        "tools": [tool_row(e, b) for e, b, r in routed if r == TOOL],
+        "mvu": {"initvar": [_initvar_row(e, b) for e, b, r in routed if r == INITVAR],
+                "mvu_update": [_update_row(e, b) for e, b, r in routed if r == MVU_UPDATE]},
+        "regex_scripts": _regex_row(card),
+        "preset": _preset(preset),
+    }
+
+
+# ---------------------------------------------------------------- Rich rendering
+
+ROUTE_STYLES = {"worldinfo1": "bold cyan", "worldinfo2": "cyan", "worldinfo3": "blue",
+                "keyword": "green", "outlet": "magenta", "tool": "yellow", "ui": "yellow",
+                "initvar": "yellow", "mvu_update": "yellow", "disabled": "dim",
+                "unrouted": "red"}
+
+
+def _plain(*cells: object) -> list[Any]:
+    """Cells as Rich ``Text`` so comments like ``[TOOL:x]`` are never read as markup."""
+    from rich.text import Text
+
+    return [cell if isinstance(cell, Text) else Text(str(cell)) for cell in cells]
+
+
+def _keys_text(row: dict[str, Any]) -> str:
+    keys = ", ".join(row["keys"])
+    if row["secondary_keys"] and row["selective"]:
+        keys += f" + [{', '.join(row['secondary_keys'])}]"
+    return preview(keys, 40)
+
+
+def _flags(row: dict[str, Any]) -> str:
+    return ("C" if row["constant"] else "") + ("S" if row["selective"] else "")
+
+
+def _order(value: object) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _card_view(report: dict[str, Any]) -> Any:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    card = report["card"]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    grid.add_row(*_plain("spec", f"{card['spec']} ({card['spec_version']})"))
+    grid.add_row(*_plain("source", card["source"]))
+    grid.add_row(*_plain("language", card["language"]))
+    grid.add_row(*_plain("greetings", card["greeting_count"]))
+    for key in ("creator", "character_version", "world"):
+        if card[key]:
+            grid.add_row(*_plain(key.replace("_", " "), card[key]))
+    if card["tags"]:
+        grid.add_row(*_plain("tags", ", ".join(card["tags"])))
+    return Panel(grid, title=_plain(card["name"])[0], expand=False)
+
+
+def _tokens_view(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Token estimates", title_justify="left")
+    table.add_column("field")
+    table.add_column("tokens", justify="right")
+    for name, count in report["tokens"].items():
+        if count and name != "total":
+            table.add_row(*_plain(name, count))
+    table.add_row(*_plain("total", report["tokens"]["total"]), style="bold")
+    for greeting in report["greetings"]:
+        table.add_row(*_plain(f"greeting {greeting['index']}", greeting["tokens"]), style="dim")
+    return table
+
+
+def _lore_view(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    lore = report["lore"]
+    books = ", ".join(f"{b['name']} ({b['entries']}{'' if b['used'] else ', not used'})"
+                      for b in lore["books"])
+    table = Table(title=_plain(f"Lorebook: {books}")[0], title_justify="left")
+    several = len(lore["books"]) > 1
+    columns = ("book", "uid", "comment", "keys", "pos", "C/S", "order", "route")
+    for column in columns[0 if several else 1 :]:
+        table.add_column(column, overflow="fold")
+    for row in lore["entries"]:
+        position = "-" if row["position"] is None else str(row["position"])
+        route = Text(row["route"], style=ROUTE_STYLES.get(row["route"], ""))
+        cells = _plain(preview(row["book"], 16), row["uid"], preview(row["comment"], 30),
+                       _keys_text(row), position, _flags(row), _order(row["order"]), route)
+        table.add_row(*cells[0 if several else 1 :])
+    return table
+
+
+def _tools_view(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Tools", title_justify="left")
+    for column in ("uid", "name", "type", "trigger", "note"):
+        table.add_column(column, overflow="fold")
+    for tool in report["tools"]:
+        note = tool["problem"] or (f"output_tag {tool['output_tag']}" if "output_tag" in tool
+                                   else "")
+        table.add_row(*_plain(tool["uid"], tool["name"] or "?", tool["type"] or "?",
+                              tool["trigger"] or "?", note),
+                      style="red" if tool["problem"] else "")
+    return table
+
+
+def _mvu_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for row in report["mvu"]["initvar"]:
+        names = ", ".join(row["variables"][:6]) or "no variables"
+        lines.append(f"[initvar] uid {row['uid']} {row['comment']}: {row['format']}, {names}")
+    for row in report["mvu"]["mvu_update"]:
+        lines.append(f"[mvu_update] uid {row['uid']} {row['comment']}: {row['tokens']} tokens")
+    return lines
+
+
+def _regex_view(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Regex scripts", title_justify="left")
+    for column in ("name", "find", "placement", "note"):
+        table.add_column(column, overflow="fold")
+    for script in report["regex_scripts"]:
+        flags = [f for f in ("disabled", "markdown_only", "prompt_only") if script[f]]
+        note = script["problem"] or ", ".join(flags)
+        table.add_row(*_plain(script["name"], preview(script["find_regex"], 40),
+                              ",".join(map(str, script["placement"])), note))
+    return table
+
+
+def render_inspect(report: dict[str, Any], console: Console | None = None) -> None:
+    """Print the inspect report as panels and tables."""
+    from rich.console import Console as RichConsole
+
+    out = console or RichConsole()
+    out.print(_card_view(report))
+    out.print(_tokens_view(report))
+    if report["lore"]["entries"]:
+        out.print(_lore_view(report))
+        routes = ", ".join(f"{k} {v}" for k, v in sorted(report["lore"]["routes"].items()))
+        out.print(f"routes: {routes}", highlight=False, markup=False)
+    else:
+        out.print("No lorebook entries.", style="dim")
+    if report["tools"]:
+        out.print(_tools_view(report))
+    for line in _mvu_lines(report):
+        out.print(line, highlight=False, markup=False)
+    if report["regex_scripts"]:
+        out.print(_regex_view(report))
+    if report["preset"]:
+        preset = report["preset"]
+        out.print(f"preset {preset['name']}: {preset['enabled']} of {preset['prompts']} "
+                  "prompts enabled", highlight=False, markup=False)
