@@ -71,7 +71,8 @@ def build_writing(inputs: PromptInputs) -> Prompt:
     turns = parts.window(inputs, inputs.writing_window)
     results = parts.tool_results(inputs)
     rule = template(lang, "writing_tool_rule") if not results.empty else ""
-    system = [*_writer_head(inputs, "writing_system"), plain("tool_rule", rule)]
+    # Fixed text that is only present on turns with tool results: part of the cached head.
+    system = [*_writer_head(inputs, "writing_system"), plain("tool_rule", rule, stable=True)]
     user = [
         parts.user_preset(inputs),
         parts.character(inputs, examples=True),
