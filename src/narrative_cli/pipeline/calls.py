@@ -1,0 +1,203 @@
+"""One LLM call of a turn, with everything around it: request, accounting, trace, listener.
+
+``CallRunner.complete(agent, messages)`` builds the ``ChatRequest`` (the agent's sampling
+settings, the prompt's cache breakpoints, a JSON schema when asked), sends it, and whatever
+happens records the call: usage and latency in the turn's account, one ``calls.jsonl`` line
+in the trace, a ``CallFinished`` event for the listener. A backend error is re-raised;
+Ctrl-C becomes ``TurnCancelled``.
+
+``CallRunner.complete_json`` adds the parse-and-retry rule of the JSON agents: parse the reply
+against its schema; on failure send one corrective retry that quotes the errors; if that fails
+too, return what could be recovered (maybe nothing) together with the errors, so the caller
+can warn visibly and go on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.agents.parsing import ParseResult, corrective_message
+from narrative_cli.agents.schemas import response_format
+from narrative_cli.backends import ChatReply, ChatRequest
+from narrative_cli.backends.base import with_agent_defaults
+from narrative_cli.domain import Message
+from narrative_cli.errors import BackendError, TurnCancelled
+from narrative_cli.pipeline.accounting import TurnAccount
+from narrative_cli.pipeline.backendset import BackendSet
+from narrative_cli.pipeline.events import CallFinished, Listener, PipelineEvent, TextDelta
+from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
+
+Parser = Callable[[str, str, "str | None"], ParseResult]
+
+
+@dataclass
+class JsonOutcome:
+    """A JSON agent's parsed reply (``value`` None: nothing usable) and what went wrong."""
+
+    value: dict[str, Any] | None
+    errors: list[str] = field(default_factory=list)
+    retried: bool = False
+    truncated: bool = False
+    text: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None and not self.errors
+
+
+class CallRunner:
+    """Sends a turn's calls and records each one (thread-safe: parallel mode shares it)."""
+
+    def __init__(
+        self,
+        backends: BackendSet,
+        *,
+        turn: int,
+        mode: str,
+        lang: str,
+        listener: Listener,
+        trace: TraceWriter | None = None,
+    ) -> None:
+        self.backends = backends
+        self.turn, self.mode, self.lang = turn, mode, lang
+        self.trace = trace
+        self.account = TurnAccount()
+        self._listener = listener
+        self._lock = threading.RLock()
+
+    def emit(self, event: PipelineEvent) -> None:
+        """Give ``event`` to the listener, one event at a time."""
+        with self._lock:
+            self._listener(event)
+
+    def complete(
+        self,
+        agent: str,
+        messages: Sequence[Message],
+        *,
+        stream: bool = False,
+        schema: str | None = None,
+        cache_breakpoints: Sequence[int] = (),
+        attempt: int = 1,
+    ) -> ChatReply:
+        """Send one request for ``agent`` and return the reply (BackendError on failure)."""
+        backend, agent_settings = self.backends.get(agent)
+        request = with_agent_defaults(
+            ChatRequest(
+                messages=list(messages),
+                agent=agent,
+                json_schema=response_format(schema) if schema else None,
+                stream=stream,
+                cache_breakpoints=list(cache_breakpoints),
+            ),
+            agent_settings,
+        )
+        on_text = self._streamer(agent) if stream else None
+        started = time.perf_counter()
+        try:
+            reply = backend.complete(request, on_text)
+        except KeyboardInterrupt:
+            self._record(agent, request, attempt, None, started, "cancelled (Ctrl-C)")
+            raise TurnCancelled(f"turn {self.turn} cancelled during {agent}") from None
+        except BackendError as exc:
+            self._record(agent, request, attempt, None, started, exc.message)
+            raise
+        self._record(agent, request, attempt, reply, started, None)
+        return reply
+
+    def complete_json(
+        self,
+        agent: str,
+        messages: Sequence[Message],
+        *,
+        schema: str,
+        parse: Parser,
+        cache_breakpoints: Sequence[int] = (),
+    ) -> JsonOutcome:
+        """A schema-constrained call, parsed; one corrective retry when parsing fails."""
+        reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
+        first = parse(reply.text, self.lang, reply.finish_reason)
+        if first.ok:
+            return JsonOutcome(first.value, truncated=first.truncated, text=reply.text)
+        retry = [
+            *messages,
+            Message("assistant", reply.text),
+            Message("user", corrective_message(first.errors, self.lang)),
+        ]
+        again = self.complete(
+            agent, retry, schema=schema, cache_breakpoints=cache_breakpoints, attempt=2
+        )
+        second = parse(again.text, self.lang, again.finish_reason)
+        best = second if second.value is not None or first.value is None else first
+        return JsonOutcome(
+            best.value, list(best.errors), retried=True, truncated=best.truncated, text=again.text
+        )
+
+    def _streamer(self, agent: str) -> Callable[[str], None]:
+        def on_text(text: str) -> None:
+            if text:
+                self.emit(TextDelta(agent, text))
+
+        return on_text
+
+    def _record(
+        self,
+        agent: str,
+        request: ChatRequest,
+        attempt: int,
+        reply: ChatReply | None,
+        started: float,
+        error: str | None,
+    ) -> None:
+        measured = (time.perf_counter() - started) * 1000
+        latency = reply.latency_ms if reply is not None and reply.latency_ms > 0 else measured
+        usage = reply.usage if reply is not None else None
+        with self._lock:
+            self.account.record(agent, usage, latency, failed=error is not None)
+        if self.trace is not None:
+            self.trace.record_call(self._trace(agent, request, attempt, reply, latency, error))
+        self.emit(
+            CallFinished(
+                agent=agent,
+                attempt=attempt,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                cached_tokens=usage.cached_tokens if usage else 0,
+                latency_ms=latency,
+                error=error or "",
+                estimated=bool(usage and usage.estimated),
+            )
+        )
+
+    def _trace(
+        self,
+        agent: str,
+        request: ChatRequest,
+        attempt: int,
+        reply: ChatReply | None,
+        latency: float,
+        error: str | None,
+    ) -> CallTrace:
+        model = request.model or (reply.model if reply else "") or self.backends.model_of(agent)
+        usage = reply.usage if reply is not None else None
+        return CallTrace(
+            turn=self.turn,
+            agent=agent,
+            mode=self.mode,
+            attempt=attempt,
+            model=model,
+            messages=[m.to_dict() for m in request.messages],
+            params=request_params(request),
+            text=reply.text if reply else "",
+            reasoning=reply.reasoning if reply else "",
+            finish_reason=reply.finish_reason if reply else None,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            cached_tokens=usage.cached_tokens if usage else 0,
+            latency_ms=latency,
+            error=error,
+        )

@@ -1,0 +1,86 @@
+"""What a running turn tells its listener: stages, streamed text, tool results, warnings, calls.
+
+``run_turn(..., listener=fn)`` calls ``fn(event)`` with one of the small frozen dataclasses
+below, in the order things happen. The REPL renders them (a spinner per stage, the streamed
+narrative, dice panels, yellow warnings, a token footer); tests collect them in a list.
+
+Events are plain data: a listener must not raise (an exception from it would abort the turn)
+and must not block for long, because the writer streams through it. In parallel mode some
+events come from a worker thread; the orchestrator serialises the calls with a lock, so a
+listener never runs twice at once.
+
+Stage names, in pipeline order: ``lore``, ``planning``, ``tools``, ``recall``, ``writing``
+(also used for the merged writer), ``analysis``, ``state``, ``post``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+STAGES = ("lore", "planning", "tools", "recall", "writing", "analysis", "state", "post")
+
+
+@dataclass(frozen=True)
+class StageStarted:
+    """A pipeline stage begins."""
+
+    stage: str
+
+
+@dataclass(frozen=True)
+class StageFinished:
+    """A pipeline stage ended after ``elapsed_ms`` wall-clock milliseconds."""
+
+    stage: str
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the narrative as the writer streams it."""
+
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A planning or post-pipeline tool produced a result (``ok`` False: an error text)."""
+
+    tool: str
+    trigger: str
+    ok: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnWarning:
+    """Something went wrong but the turn goes on; the REPL shows ``message`` in yellow."""
+
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CallFinished:
+    """One LLM call ended (``error`` is set when it failed)."""
+
+    agent: str
+    attempt: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    latency_ms: float
+    error: str = ""
+    estimated: bool = False
+
+
+PipelineEvent = (
+    StageStarted | StageFinished | TextDelta | ToolResultEvent | TurnWarning | CallFinished
+)
+Listener = Callable[[PipelineEvent], None]
+
+
+def ignore(event: PipelineEvent) -> None:
+    """The listener used when the caller gives none."""

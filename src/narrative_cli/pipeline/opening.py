@@ -1,0 +1,97 @@
+"""Loading what a story plays with: card, lore, preset, persona, tools, language.
+
+``open_story`` (``pipeline.story``) calls ``load_parts``; this module only gathers, the
+loaders in ``load/`` do the reading and raise ``BadInput`` errors naming the file. Problems
+that do not stop the story (a tool entry that cannot be registered, an invalid regex key, a
+lorebook skipped by the world-book source setting) are collected for the REPL to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.agents.templates import pick_language
+from narrative_cli.config import Settings
+from narrative_cli.context.macros import env_for, expand
+from narrative_cli.domain import Card, LoreEntry, Persona, Preset
+from narrative_cli.load import (
+    card_language,
+    load_card,
+    load_lorebook,
+    load_persona,
+    load_preset,
+    select_lore,
+)
+from narrative_cli.lore.engine import LoreSettings
+from narrative_cli.lore.index import index_for
+from narrative_cli.tools.definitions import ToolSet, load_tools
+
+
+@dataclass
+class StoryParts:
+    """Everything loaded for a story, before any turn."""
+
+    card: Card
+    entries: list[LoreEntry]
+    tools: ToolSet
+    settings: Settings
+    persona: Persona
+    preset: Preset | None
+    lang: str
+    problems: list[str] = field(default_factory=list)
+
+    def render(self, text: str) -> str:
+        """``text`` with the card's macros ({{user}}, {{char}}, …) expanded (for greetings)."""
+        return expand(text, env_for(self.card, self.persona, lang=self.lang)).strip()
+
+
+def load_parts(
+    card_path: str | Path,
+    lorebooks: Sequence[str | Path],
+    preset: str | Path | Preset | None,
+    persona: str | Persona | None,
+    settings: Settings | None,
+    lang: str,
+    user_name: str | None,
+) -> StoryParts:
+    """Load the card and what goes with it; BadInput names any file that cannot be used."""
+    settings = settings or Settings()
+    card = load_card(card_path)
+    worlds = [load_lorebook(path) for path in lorebooks]
+    selection = select_lore(card, worlds, settings.pipeline.worldbook_source)
+    entries = selection.entries
+    tools = load_tools(entries)
+    persona_obj = _persona(persona, user_name)
+    flag = lang if lang and lang != "auto" else settings.pipeline.lang
+    parts = StoryParts(
+        card=card,
+        entries=entries,
+        tools=tools,
+        settings=settings,
+        persona=persona_obj,
+        preset=load_preset(preset) if isinstance(preset, (str, Path)) else preset,
+        lang=pick_language(card_language(card), flag),
+        problems=[f"lore: {note}" for note in selection.skipped],
+    )
+    parts.problems += [f"tool {problem}" for problem in tools.problems]
+    parts.problems += _lore_problems(entries, settings, persona_obj, card)
+    return parts
+
+
+def _persona(persona: str | Persona | None, user_name: str | None) -> Persona:
+    if isinstance(persona, Persona):
+        return persona if not user_name else Persona(user_name, persona.description)
+    if persona:
+        return load_persona(persona, user_name)
+    return Persona(name=user_name or "User")
+
+
+def _lore_problems(
+    entries: list[LoreEntry], settings: Settings, persona: Persona, card: Card
+) -> list[str]:
+    lore: dict[str, Any] = settings.lore
+    index = index_for(entries, LoreSettings.from_dict(lore), (persona.name or "User", card.name))
+    return [f"lore: {problem}" for problem in index.problems]

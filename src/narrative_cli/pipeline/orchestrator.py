@@ -1,0 +1,228 @@
+"""One turn of the story, stage by stage: the only module that knows the stage order.
+
+::
+
+    result = run_turn(story, "I climb the stairs.", backends, listener=print, trace=writer)
+
+Stages, in order:
+
+1. **lore**: world-info activation over the planning window, the state summary and the user's
+   input (a key typed this turn fires this turn); tools and ``[mvu_update]`` rules whose keys
+   match become active.
+2. **mode**: ``merged`` when no planning tool is active and text recall is off, ``serial``
+   otherwise; ``parallel`` (``pipeline.parallel`` or ``--mode parallel``) is the serial path
+   with the analysis overlapping the independent post-pipeline tools (with the flag on, merged
+   turns overlap them too). ``--mode merged|serial|parallel`` forces a path.
+3. **planning** (serial): JSON writing guide, tool calls, text-recall turns.
+4. **tools** (serial): the planner's tool calls: dice, sandboxed code, llm tools.
+5. **recall** (serial): the named turns' original text for ``<text_recall>``.
+6. **writing**: the writer (or the merged writer) streams the story to the listener.
+7. **analysis**: events and a summary entry, applied through the state engine (rejected events
+   kept with their reasons); then post-pipeline tools and ``mvu_extract`` (automatic when the
+   lore has ``[initvar]`` or ``[mvu_update]``), see ``pipeline.post``.
+
+Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract,
+plus one corrective retry per JSON reply that does not parse.
+
+``run_turn`` never changes ``story``: it returns a ``TurnResult`` holding the new snapshot,
+and the caller commits it (store) and then calls ``story.advance(result)``. Failures:
+
+- a backend error in the writer raises that ``BackendError`` (nothing to commit);
+  ``StreamInterrupted`` is raised as is, with the partial text, so the caller can offer /retry;
+- Ctrl-C anywhere raises ``TurnCancelled``;
+- everything else (a plan or analysis that will not parse, a tool error, an analysis backend
+  error) is a visible ``TurnWarning`` and the turn goes on.
+
+In each failure case the trace still gets every call made and a ``turn-NNNN.md`` saying the
+turn was not committed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from narrative_cli.context.expand import apply_macros
+from narrative_cli.errors import BackendError, BadInput, TurnCancelled
+from narrative_cli.lore.engine import LoreSettings, ScanContext, activate, routed_lore
+from narrative_cli.lore.matcher import compile_key, key_matches
+from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
+from narrative_cli.pipeline.backendset import BackendSet
+from narrative_cli.pipeline.calls import CallRunner
+from narrative_cli.pipeline.events import Listener, ignore
+from narrative_cli.pipeline.post import finish_turn
+from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
+from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
+from narrative_cli.pipeline.trace import TraceWriter
+from narrative_cli.pipeline.turn import TurnState
+from narrative_cli.tools.definitions import tool_list_text
+
+MODES = ("auto", "merged", "serial", "parallel")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """The path a turn takes: ``merged`` or ``serial`` writing, and whether post work overlaps."""
+
+    path: str  # merged | serial
+    concurrent_post: bool = False
+
+    @property
+    def label(self) -> str:
+        """The mode name of traces and records: merged, serial or parallel."""
+        return "parallel" if self.path == "serial" and self.concurrent_post else self.path
+
+
+def choose_mode(setting: str, parallel: bool, planning_tools: bool, text_recall: bool) -> Mode:
+    """The design's mode rule, with ``--mode`` able to force a path."""
+    if setting not in MODES:
+        raise BadInput(f"--mode must be one of {', '.join(MODES)}; got {setting!r}")
+    if setting == "merged":
+        return Mode("merged", parallel)
+    if setting == "serial":
+        return Mode("serial", False)
+    if setting == "parallel":
+        return Mode("serial", True)
+    path = "serial" if planning_tools or text_recall else "merged"
+    return Mode(path, parallel)
+
+
+def run_turn(
+    story: Story,
+    user_input: str,
+    backends: BackendSet,
+    listener: Listener | None = None,
+    trace: TraceWriter | None = None,
+) -> TurnResult:
+    """Play one turn of ``story`` for ``user_input`` and return its result (not committed)."""
+    if not user_input.strip():
+        raise BadInput("the turn has no input: type what your character says or does")
+    snapshot, problem = ensure_mvu(story, story.snapshot)
+    calls = CallRunner(
+        backends,
+        turn=snapshot.turn + 1,
+        mode="?",
+        lang=story.lang,
+        listener=listener or ignore,
+        trace=trace,
+    )
+    state = TurnState.start(story, user_input, snapshot, calls)
+    if problem:
+        state.warn("lore", problem)
+    notes: list[str] = []
+    try:
+        _run_stages(state, notes)
+    except KeyboardInterrupt:
+        _trace_failure(trace, state, "cancelled (Ctrl-C)")
+        raise TurnCancelled(f"turn {state.number} cancelled; nothing was saved") from None
+    except (TurnCancelled, BackendError) as error:
+        _trace_failure(trace, state, str(error))
+        raise
+    result = _result(state, notes)
+    if trace is not None:
+        trace.finish_turn(result)
+    return result
+
+
+def _run_stages(state: TurnState, notes: list[str]) -> None:
+    _lore_stage(state)
+    pipeline = state.story.settings.pipeline
+    planning_tools = any(t.trigger == "planning" for t in state.active_tools)
+    mode = choose_mode(pipeline.mode, pipeline.parallel, planning_tools, pipeline.text_recall)
+    state.mode, state.concurrent_post = mode.label, mode.concurrent_post
+    state.calls.mode = mode.label
+    tool_text = tool_list_text(state.active_tools, state.lang) if mode.path == "serial" else ""
+    state.base_inputs = apply_macros(state.make_base_inputs(tool_text))
+    if mode.path == "serial":
+        planning_stage(state)
+        tools_stage(state)
+        recall_stage(state, notes)
+    writing_stage(state, merged=mode.path == "merged")
+    finish_turn(state)
+
+
+def _lore_stage(state: TurnState) -> None:
+    story = state.story
+    with state.stage("lore"):
+        window = state.window("planning")
+        texts = [text for turn in window for text in (turn.user, turn.narrative) if text]
+        settings = LoreSettings.from_dict(story.settings.lore)
+        context = ScanContext(
+            user_name=story.persona.name or "User",
+            char_name=story.card.name,
+            sources={"persona_description": story.persona.description},
+        )
+        result = activate(
+            story.entries,
+            history=texts,
+            user_input=state.user_input,
+            extra_text=state.state_text(),
+            settings=settings,
+            rng=state.rng,
+            timed=state.timed,
+            turn=state.number,
+            context=context,
+        )
+        state.lore, state.timed = result, result.timed
+        state.routed = routed_lore(result)
+        scan = "\n".join([*texts, state.user_input])
+        _activate_formatting(state, scan, settings)
+
+
+def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) -> None:
+    """Tools and [mvu_update] rules: constant ones always, others when a key matches."""
+    lowered = scan.lower()
+
+    def matches(keys: tuple[str, ...] | list[str]) -> bool:
+        for raw in keys:
+            key = compile_key(
+                raw, case_sensitive=settings.case_sensitive, whole_words=settings.match_whole_words
+            )
+            if key is not None and key_matches(key, scan, lowered):
+                return True
+        return False
+
+    state.active_tools = [t for t in state.story.tools.tools if t.constant or matches(t.keys)]
+    state.mvu_rules = [
+        e.content
+        for e in state.story.entries
+        if not e.disabled and formatting_kind(e) == MVU_UPDATE and (e.constant or matches(e.keys))
+    ]
+
+
+def _lore_record(state: TurnState) -> list[dict[str, object]]:
+    if state.lore is None:
+        return []
+    return [
+        {"uid": a.entry.uid, "comment": a.entry.comment, "route": a.route, "reason": a.reason}
+        for a in state.lore.activated
+    ]
+
+
+def _result(state: TurnState, notes: list[str]) -> TurnResult:
+    post_outputs = {r.tool: r.text for r in state.post_results if r.ok and r.text.strip()}
+    return TurnResult(
+        number=state.number,
+        user_input=state.user_input,
+        narrative=state.narrative,
+        mode=state.mode,
+        snapshot=state.snapshot_after(),
+        plan=state.plan,
+        tool_results=[r.to_dict() for r in [*state.tool_results, *state.post_results]],
+        post_outputs=post_outputs,
+        events_applied=[r.to_dict() for r in state.events_applied],
+        events_rejected=[r.to_dict() for r in state.events_rejected],
+        summary_entries=state.summaries.lines(turn=state.number),
+        mvu_applied=[p.to_dict() for p in state.mvu_applied],
+        mvu_rejected=[p.to_dict() for p in state.mvu_rejected],
+        lore=_lore_record(state),
+        warnings=list(state.warnings),
+        budget_cuts=list(state.budget_cuts),
+        notes=notes,
+        state_text=state.state_text(),
+        usage=state.calls.account,
+    )
+
+
+def _trace_failure(trace: TraceWriter | None, state: TurnState, error: str) -> None:
+    if trace is not None:
+        trace.fail_turn(state.number, state.mode, error)

@@ -1,0 +1,161 @@
+"""After the story text: merged analysis, state update, post-pipeline tools and mvu_extract.
+
+Serial order (the default): analysis → apply events and summary entries → every post-pipeline
+tool in entry order → ``mvu_extract``. Parallel (``concurrent_post``): the analysis runs in a
+worker thread while the *independent* post tools and ``mvu_extract`` run here on the context
+from before the analysis (mvu_extract reads only the MVU variables, which the analysis never
+changes); then the events are applied and the *dependent* tools (those declaring
+``story_summary``, ``state_summary`` or ``known_context``) run on the fresh state. Outputs
+keep that order: independent first, then dependent.
+
+An analysis failure is never silent: a backend error or a reply that stays unparseable after
+the corrective retry becomes a visible warning saying the turn's events and summary were not
+recorded, and the turn goes on (its story text was already shown).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from narrative_cli.agents.parsing import parse_analysis, parse_mvu_patches
+from narrative_cli.context.router import build_analysis, build_mvu_extract
+from narrative_cli.errors import BackendError
+from narrative_cli.pipeline.calls import JsonOutcome
+from narrative_cli.pipeline.stages import fit_prompt, llm_tool_call, report_tools
+from narrative_cli.pipeline.turn import TurnState
+from narrative_cli.state.engine import apply_events
+from narrative_cli.state.mvu import apply_patches, mvu_summary
+from narrative_cli.tools.definitions import ToolDef
+from narrative_cli.tools.runner import run_post_pipeline, split_independent
+
+AnalysisOutcome = JsonOutcome | BackendError
+
+
+def finish_turn(state: TurnState) -> None:
+    """Analysis, state update and post-pipeline work, serially or in parallel."""
+    tools = [t for t in state.active_tools if t.trigger == "post_pipeline"]
+    mvu = state.story.uses_mvu
+    if state.concurrent_post and (tools or mvu):
+        _parallel(state, tools, mvu)
+        return
+    apply_analysis(state, run_analysis(state))
+    run_post_tools(state, tools)
+    if mvu:
+        run_mvu_extract(state)
+
+
+def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
+    independent, dependent = split_independent(tools)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
+    try:
+        future: Future[AnalysisOutcome] = pool.submit(run_analysis, state)
+        run_post_tools(state, independent)
+        if mvu:
+            run_mvu_extract(state)
+        outcome = future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    apply_analysis(state, outcome)
+    run_post_tools(state, dependent)
+
+
+def run_analysis(state: TurnState) -> AnalysisOutcome:
+    """The merged analysis call: events and summary entries (errors returned, not raised)."""
+    with state.stage("analysis"):
+        prompt = fit_prompt(state, lambda i: build_analysis(i, state.narrative), "analysis")
+        try:
+            return state.calls.complete_json(
+                "analysis",
+                prompt.messages,
+                schema="analysis",
+                parse=parse_analysis,
+                cache_breakpoints=prompt.cache_breakpoints,
+            )
+        except BackendError as error:
+            return error
+
+
+def apply_analysis(state: TurnState, outcome: AnalysisOutcome) -> None:
+    """Apply the analysis: events through the state engine, entries into the summary store."""
+    with state.stage("state"):
+        lost = "this turn's state events and summary were NOT recorded"
+        if isinstance(outcome, BackendError):
+            state.warn("analysis", f"analysis failed ({outcome.message}); {lost}")
+            return
+        if outcome.value is None:
+            errors = "; ".join(outcome.errors)
+            state.warn(
+                "analysis", f"analysis reply unusable after a corrective retry ({errors}); {lost}"
+            )
+            return
+        if outcome.errors:
+            state.warn("analysis", "analysis reply partly invalid: " + "; ".join(outcome.errors))
+        if outcome.truncated:
+            state.warn("analysis", "analysis reply was cut off; what was complete was kept")
+        _apply(state, outcome.value)
+
+
+def _apply(state: TurnState, value: dict[str, Any]) -> None:
+    events = _list(value.get("events"))
+    entries = [e for e in _list(value.get("summary_entries")) if isinstance(e, str)]
+    result = apply_events(state.game, events, lang=state.lang, turn=state.number)
+    state.game = result.state
+    state.events_applied.extend(result.applied)
+    state.events_rejected.extend(result.rejected)
+    state.summaries = state.summaries.add(state.number, entries)
+    if not state.summaries.lines(turn=state.number):
+        state.warn("analysis", "analysis gave no summary entry for this turn")
+
+
+def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
+    """Run post-pipeline tools; outputs become part of the visible message."""
+    if not tools:
+        return
+    with state.stage("post"):
+        past = {t.number: _message_text(t.narrative, t.post_outputs) for t in state.story.history}
+        results = run_post_pipeline(
+            tools,
+            state.tool_context(narrative=state.narrative),
+            state.code_state(),
+            state.rng,
+            llm_tool_call(state),
+            state.lang,
+            past_outputs=past,
+            current_turn=state.number,
+        )
+        state.post_results.extend(results)
+        report_tools(state, results, "post")
+
+
+def run_mvu_extract(state: TurnState) -> None:
+    """mvu_extract: JSON Patch ops for the MVU variables, applied through state.mvu."""
+    with state.stage("post"):
+        variables = state.mvu or {}
+        inputs = replace(state.prompt_inputs(), state_summary=mvu_summary(variables, state.lang))
+        prompt = build_mvu_extract(inputs, state.narrative)
+        try:
+            outcome = state.calls.complete_json(
+                "mvu_extract", prompt.messages, schema="mvu_patch", parse=parse_mvu_patches
+            )
+        except BackendError as error:
+            state.warn("mvu_extract", f"mvu_extract failed ({error.message}); variables unchanged")
+            return
+        if outcome.value is None:
+            errors = "; ".join(outcome.errors)
+            state.warn("mvu_extract", f"mvu_extract reply unusable ({errors}); variables unchanged")
+            return
+        patches = _list(outcome.value.get("patches"))
+        result = apply_patches(variables, patches, lang=state.lang)
+        state.mvu = result.variables
+        state.mvu_applied.extend(result.applied)
+        state.mvu_rejected.extend(result.rejected)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _message_text(narrative: str, outputs: dict[str, str]) -> str:
+    return "\n\n".join([narrative, *outputs.values()])

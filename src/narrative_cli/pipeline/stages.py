@@ -1,0 +1,184 @@
+"""The stages before the story text is final: planning, planning tools, text recall, writing.
+
+Each stage reads and writes a ``TurnState``; the orchestrator decides which run and in what
+order. Every prompt goes through ``fit_prompt`` first, which shrinks it to the model's context
+when the profile states one and records the cuts for the trace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from narrative_cli.agents.parsing import parse_plan
+from narrative_cli.context.blocks import Prompt
+from narrative_cli.context.budget import fit_to_budget
+from narrative_cli.context.inputs import PromptInputs
+from narrative_cli.context.recall import recall_turns
+from narrative_cli.context.router import build_merged_writing, build_planning, build_writing
+from narrative_cli.domain import Message
+from narrative_cli.errors import BackendError
+from narrative_cli.pipeline.events import ToolResultEvent
+from narrative_cli.pipeline.turn import TurnState
+from narrative_cli.tools.definitions import ToolDef, ToolSet
+from narrative_cli.tools.runner import ToolResult, run_planning_calls
+
+Builder = Callable[[PromptInputs], Prompt]
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+_ECHOED_BLOCKS = (
+    "story_summary",
+    "state_summary",
+    "recent_turns",
+    "writing_guide",
+    "tool_results",
+    "worldinfo1",
+    "worldinfo2",
+    "worldinfo3",
+    "user_input",
+    "user_persona",
+    "character",
+)
+_ECHOED = re.compile(r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+_SUMMARY_LINE = re.compile(
+    r"^\s*[\[【](?:第\s*\d+\s*轮|轮\s*\d+|Turn\s+\d+)[\]】].*$\n?", re.MULTILINE
+)
+_CONTEXT = re.compile(r"<context>(.*?)</context>", re.DOTALL | re.IGNORECASE)
+
+
+def clean_narrative(text: str) -> str:
+    """The story text of a writer's reply, without what must never reach the story.
+
+    Drops reasoning blocks (``<think>…</think>``, also an unclosed one at the end), prompt
+    blocks the model echoed (``<story_summary>…``), and summary lines such as ``[第3轮] …``
+    copied from the prompt; a ``<context>…</context>`` wrapper is unwrapped.
+    """
+    body = _THINK.sub("", text)
+    opened = re.search(r"<(think|thinking|reasoning)>", body, re.IGNORECASE)
+    if opened:
+        body = body[: opened.start()]
+    wrapped = _CONTEXT.search(body)
+    if wrapped:
+        body = wrapped.group(1)
+    body = _ECHOED.sub("", body)
+    body = _SUMMARY_LINE.sub("", body)
+    return re.sub(r"\n{3,}", "\n\n", body).strip()
+
+
+def fit_prompt(state: TurnState, build: Builder, agent: str) -> Prompt:
+    """``build``'s prompt for ``agent``, shrunk to the model's context when one is known."""
+    inputs = state.prompt_inputs()
+    limit = state.calls.backends.context_limit(agent)
+    if limit is None:
+        return build(inputs)
+    _, agent_settings = state.calls.backends.get(agent)
+    fitted = fit_to_budget(
+        build, inputs, context_tokens=limit, max_tokens=agent_settings.max_tokens
+    )
+    if fitted.cuts:
+        cuts = [cut.to_dict() for cut in fitted.cuts]
+        state.budget_cuts.append({"agent": agent, "limit": fitted.limit, "cuts": cuts})
+    if not fitted.fits:
+        state.warn(
+            agent,
+            f"{agent}: the prompt (~{fitted.prompt.tokens} tokens) is still larger than the "
+            f"{fitted.limit} tokens the model has room for; sending it anyway",
+        )
+    return fitted.prompt
+
+
+def planning_stage(state: TurnState) -> None:
+    """The planner: a JSON writing guide, tool calls and text-recall requests."""
+    with state.stage("planning"):
+        prompt = fit_prompt(state, build_planning, "planning")
+        outcome = state.calls.complete_json(
+            "planning",
+            prompt.messages,
+            schema="plan",
+            parse=parse_plan,
+            cache_breakpoints=prompt.cache_breakpoints,
+        )
+        errors = "; ".join(outcome.errors)
+        if outcome.value is None:
+            state.warn(
+                "planning",
+                f"planning: no usable plan even after a corrective retry ({errors}); "
+                "the writer goes on without a writing guide",
+            )
+        elif outcome.errors:
+            state.warn("planning", f"planning: parts of the plan were invalid ({errors})")
+        state.plan = outcome.value
+
+
+def _planning_toolset(state: TurnState) -> ToolSet:
+    return ToolSet(tools=[t for t in state.active_tools if t.trigger == "planning"])
+
+
+def llm_tool_call(state: TurnState) -> Callable[[ToolDef, list[Message]], str]:
+    """The ``llm_call`` the tools runner uses: one call as agent ``tool:<name>``."""
+
+    def call(tool: ToolDef, messages: list[Message]) -> str:
+        return state.calls.complete(f"tool:{tool.name}", messages).text
+
+    return call
+
+
+def report_tools(state: TurnState, results: list[ToolResult], stage: str) -> None:
+    """Tell the listener about tool results; warnings and errors become visible warnings."""
+    for result in results:
+        state.calls.emit(ToolResultEvent(result.tool, result.trigger, result.ok, result.text))
+        if result.kind == "warning" or not result.ok:
+            state.warn(stage, result.text)
+
+
+def tools_stage(state: TurnState) -> None:
+    """Run the planner's tool calls (dice, code, llm tools) before the writer."""
+    calls: list[Any] = list((state.plan or {}).get("tool_calls") or [])
+    if not calls:
+        return
+    with state.stage("tools"):
+        results = run_planning_calls(
+            calls,
+            _planning_toolset(state),
+            state.code_state(),
+            state.rng,
+            llm_tool_call(state),
+            state.lang,
+            context=state.tool_context(),
+        )
+        state.tool_results.extend(results)
+        report_tools(state, results, "tools")
+
+
+def recall_stage(state: TurnState, notes: list[str]) -> None:
+    """Bring the turns the planner named into ``<text_recall>``, within the recall budget."""
+    numbers = list((state.plan or {}).get("text_recall") or [])
+    if not numbers:
+        return
+    with state.stage("recall"):
+        window = {turn.number for turn in state.window("writing")}
+        result = recall_turns(
+            numbers,
+            state.history,
+            budget_tokens=state.story.settings.pipeline.text_recall_budget,
+            exclude=window,
+        )
+        state.recall = result.turns
+        notes.extend(f"text recall {note}" for note in result.notes)
+
+
+def writing_stage(state: TurnState, merged: bool) -> None:
+    """The writer (or the merged planner-writer): streamed prose, cleaned."""
+    agent = "merged_writing" if merged else "writing"
+    with state.stage("writing"):
+        prompt = fit_prompt(state, build_merged_writing if merged else build_writing, agent)
+        reply = state.calls.complete(
+            agent, prompt.messages, stream=True, cache_breakpoints=prompt.cache_breakpoints
+        )
+        narrative = clean_narrative(reply.text)
+        if not narrative:
+            raise BackendError(f"{agent}: the model returned no story text; nothing was saved")
+        if reply.finish_reason == "length":
+            state.warn("writing", f"{agent}: the story text was cut off at the max_tokens limit")
+        state.narrative = narrative

@@ -1,0 +1,214 @@
+"""The working state of one turn while the orchestrator runs it, and the texts stages share.
+
+A ``TurnState`` starts from the story's snapshot (game state, MVU variables, summaries, timed
+lore effects, RNG, macro variables: all copies, so the story is never changed) and collects
+what each stage produces. ``prompt_inputs`` turns it into the context builders'
+``PromptInputs``; ``tool_context`` gives the llm-tool context keys; ``snapshot_after`` the
+snapshot to commit.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from narrative_cli.agents.guide import writing_guide_text
+from narrative_cli.context import parts
+from narrative_cli.context.inputs import HistoryTurn, PromptInputs, SummaryEntry, WindowSettings
+from narrative_cli.context.window import window_first
+from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
+from narrative_cli.pipeline.calls import CallRunner
+from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
+from narrative_cli.pipeline.story import Snapshot, Story
+from narrative_cli.rng import rng_from_state, rng_state
+from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
+from narrative_cli.state.mvu import PatchRecord, mvu_summary
+from narrative_cli.state.summaries import SummaryStore
+from narrative_cli.tools.definitions import ToolDef
+from narrative_cli.tools.llm_tools import world_full
+from narrative_cli.tools.runner import ToolResult, dice_results_text
+
+
+@dataclass
+class TurnState:
+    """Everything one turn has read and produced so far."""
+
+    story: Story
+    number: int
+    user_input: str
+    lang: str
+    calls: CallRunner
+    rng: random.Random
+    game: GameState
+    mvu: dict[str, Any] | None
+    summaries: SummaryStore
+    timed: TimedEffects
+    variables: dict[str, Any]
+    mode: str = "merged"
+    concurrent_post: bool = False
+    lore: ActivationResult | None = None
+    routed: RoutedLore = field(default_factory=RoutedLore)
+    active_tools: list[ToolDef] = field(default_factory=list)
+    mvu_rules: list[str] = field(default_factory=list)
+    base_inputs: PromptInputs | None = None
+    plan: dict[str, Any] | None = None
+    tool_results: list[ToolResult] = field(default_factory=list)
+    recall: list[HistoryTurn] = field(default_factory=list)
+    narrative: str = ""
+    events_applied: list[EventRecord] = field(default_factory=list)
+    events_rejected: list[EventRecord] = field(default_factory=list)
+    post_results: list[ToolResult] = field(default_factory=list)
+    mvu_applied: list[PatchRecord] = field(default_factory=list)
+    mvu_rejected: list[PatchRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    budget_cuts: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def start(
+        cls, story: Story, user_input: str, snapshot: Snapshot, calls: CallRunner
+    ) -> TurnState:
+        """A turn's state from the snapshot it continues (copies: the story is not changed)."""
+        rng = rng_from_state(snapshot.rng) if snapshot.rng else random.Random(story.seed)
+        return cls(
+            story=story,
+            number=snapshot.turn + 1,
+            user_input=user_input,
+            lang=story.lang,
+            calls=calls,
+            rng=rng,
+            game=GameState.from_dict(snapshot.state)
+            if snapshot.state
+            else GameState.initial(story.lang),
+            mvu=None if snapshot.mvu is None else dict(snapshot.mvu),
+            summaries=SummaryStore.from_dict(snapshot.summaries or {}, story.lang),
+            timed=TimedEffects.from_dict(snapshot.timed or {}),
+            variables=dict(snapshot.variables),
+        )
+
+    # -- listener helpers -------------------------------------------------------------------
+
+    def warn(self, stage: str, message: str) -> None:
+        """A visible warning: kept in the result and the trace, shown by the REPL."""
+        self.warnings.append(message)
+        self.calls.emit(TurnWarning(stage, message))
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Announce a stage and its elapsed time to the listener."""
+        self.calls.emit(StageStarted(name))
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.calls.emit(StageFinished(name, (time.perf_counter() - started) * 1000))
+
+    # -- shared texts -----------------------------------------------------------------------
+
+    @property
+    def history(self) -> list[HistoryTurn]:
+        """The finished turns as the prompt builders see them (greeting = turn 0)."""
+        return [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in self.story.history]
+
+    def window(self, agent: str) -> list[HistoryTurn]:
+        """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
+        history = self.history
+        n, m = self.window_settings(agent)
+        return history[window_first(len(history), n, m) :]
+
+    def window_settings(self, agent: str) -> tuple[int, int]:
+        pipeline = self.story.settings.pipeline
+        if agent == "planning":
+            return pipeline.recent_turns_for_planning, pipeline.planning_growth_margin
+        return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin
+
+    def state_text(self) -> str:
+        """``<state_summary>``: the MVU variables when there are any, else the game state."""
+        if self.mvu:
+            return mvu_summary(self.mvu, self.lang)
+        return state_summary(self.game, self.lang)
+
+    def summary_entries(self) -> list[SummaryEntry]:
+        return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+
+    def prompt_inputs(self) -> PromptInputs:
+        """The builders' inputs with this turn's plan, tool results and recalled turns."""
+        assert self.base_inputs is not None, "lore stage first"
+        return replace(
+            self.base_inputs,
+            plan=self.plan,
+            tool_results_text="\n".join(r.text for r in self.tool_results if r.kind != "warning"),
+            text_recall=list(self.recall),
+        )
+
+    def make_base_inputs(self, tool_list_text: str) -> PromptInputs:
+        """Inputs for every prompt of the turn, built once after lore activation."""
+        story, pipeline = self.story, self.story.settings.pipeline
+        return PromptInputs(
+            card=story.card,
+            persona=story.persona,
+            lang="zh" if self.lang == "zh" else "en",
+            turn=self.number,
+            user_input=self.user_input,
+            history=self.history,
+            planning_window=WindowSettings(*self.window_settings("planning")),
+            writing_window=WindowSettings(*self.window_settings("writing")),
+            summaries=self.summary_entries(),
+            state_summary=self.state_text(),
+            worldinfo1=[e.content for e in self.routed.worldinfo1],
+            worldinfo2=[e.content for e in self.routed.worldinfo2],
+            worldinfo3=[e.content for e in self.routed.worldinfo3],
+            outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
+            preset=story.preset,
+            preset_mode=pipeline.preset_mode,
+            tool_list_text=tool_list_text,
+            mvu_rules=list(self.mvu_rules),
+            clock=story.clock(),
+            rng=self.rng,
+            variables=self.variables,
+            pick_seed=str(story.seed),
+        )
+
+    def tool_context(self, *, narrative: str = "") -> dict[str, str]:
+        """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now."""
+        inputs = self.prompt_inputs()
+        return {
+            "world_full": world_full(self.story.entries, self.lang),
+            "story_summary": self.summaries.render(),
+            "recent_turns": parts.recent_turns(self.window("writing"), self.lang).text,
+            "narrative_text": narrative,
+            "writing_guide": writing_guide_text(self.plan, self.lang),
+            "state_summary": self.state_text(),
+            "user_persona": parts.persona(inputs).text,
+            "user_input": self.user_input,
+            "dice_results": dice_results_text(self.tool_results, self.lang),
+            "known_context": known_context(self.game),
+        }
+
+    def code_state(self) -> dict[str, Any]:
+        """What a code tool's ``state`` sees: the game state and the MVU variables."""
+        from narrative_cli.tools.runner import code_state
+
+        return code_state(self.game.to_dict(), self.mvu)
+
+    def snapshot_after(self) -> Snapshot:
+        """The snapshot of the finished turn."""
+        history_length = len(self.story.history) + 1  # this turn is finished now
+        windows = {}
+        turns = [t.number for t in self.story.history] + [self.number]
+        for agent in ("planning", "writing"):
+            n, m = self.window_settings(agent)
+            windows[agent] = turns[window_first(history_length, n, m)]
+        return Snapshot(
+            turn=self.number,
+            state=self.game.to_dict(),
+            mvu=None if self.mvu is None else dict(self.mvu),
+            summaries=self.summaries.to_dict(),
+            timed=self.timed.to_dict(),
+            rng=rng_state(self.rng),
+            windows=windows,
+            variables=dict(self.variables),
+        )
