@@ -191,7 +191,7 @@ class _Reader:
     def closes_string(self) -> bool:
         """A quote ends the string only if what follows could follow a string."""
         rest = self.s[self.i + 1 :].lstrip(" \t\r\n")
-        if not rest or rest[0] in ",:}]":
+        if not rest or rest[0] in ",:}]" or rest.startswith(("//", "/*")):
             return True
         if self.s[self.i + 1 : self.i + 2] in ("\n", "\r") and rest[0] in '"{[':
             return True  # a missing comma before the next line's item

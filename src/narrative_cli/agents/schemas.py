@@ -65,7 +65,7 @@ ANALYSIS_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "type": _text(32),  # no enum: the state engine records unknown types
-                    "params": {"type": "object", "default": {}},
+                    "params": {"type": "object"},  # absent: the state engine reads the siblings
                 },
                 "required": ["type"],
             },

@@ -127,6 +127,7 @@ class _Checker:
             return self.wrong_type(path, "object", value)
         cleaned = dict(value)
         required = set(schema.get("required", ()))
+        complete = True
         for key, sub in schema.get("properties", {}).items():
             where = f"{path}.{key}" if path else key
             present = key in value and value[key] is not None
@@ -134,13 +135,16 @@ class _Checker:
             if result is not _INVALID:
                 cleaned[key] = result
                 continue
-            if not present and key in required:
-                self.error("missing", path=where)
+            if key in required:
+                complete = False
+                if not present:
+                    self.error("missing", path=where)
             if "default" in sub:
                 cleaned[key] = copy.deepcopy(sub["default"])
             else:
                 cleaned.pop(key, None)
-        return cleaned
+        # A nested object without its required fields is dropped; the reply itself is kept.
+        return cleaned if complete or not path else _INVALID
 
     def array(self, value: Any, schema: Mapping[str, Any], path: str) -> Any:
         items = schema.get("items", {})
