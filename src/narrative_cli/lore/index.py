@@ -1,0 +1,197 @@
+"""Entries prepared once for many scans: SillyTavern's order, compiled keys, a key prefilter.
+
+Building this is the expensive part of activation (macro substitution, regex compilation, the
+probe index), so ``index_for`` keeps the last few indexes. Entries are treated as read-only
+while indexed: pass new entry objects (or a new list) after editing one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from narrative_cli.domain import LoreEntry
+from narrative_cli.lore.matcher import Key, ProbeIndex, compile_key, substitute_names
+from narrative_cli.lore.routing import formatting_kind
+from narrative_cli.lore.settings import LoreSettings
+from narrative_cli.lore.timed import entry_key
+
+Substitute = Callable[[str], str]
+
+
+@dataclass
+class Prepared:
+    """One entry with everything a scan needs precomputed."""
+
+    entry: LoreEntry
+    index: int  # position in the caller's list
+    rank: int  # position in SillyTavern's sorted order (priority)
+    key: str  # timed-effects key
+    primary: list[Key]
+    secondary: list[Key | None]  # None: empty after macros (never matches)
+    raw_primary: list[Key | None]  # unsubstituted, untrimmed: group scoring uses these
+    raw_secondary: list[Key | None]
+    groups: list[str]
+    delay_level: int
+    sources: tuple[str, ...]
+    always: bool = False  # a primary key the prefilter cannot see: always evaluate
+
+    @property
+    def has_secondary(self) -> bool:
+        return bool(self.entry.selective) and bool(self.entry.secondary_keys)
+
+
+@dataclass
+class LoreIndex:
+    """Prepared entries in SillyTavern's scan order, with probe indexes for the prefilter."""
+
+    entries: list[Prepared]
+    probes: ProbeIndex  # every key's probes; lower-case ones are looked up in lowered text
+    by_probe: dict[tuple[bool, str], list[int]]  # (lower?, probe) → ranks with a primary key
+    # containing it
+    always: list[int]  # ranks that must be evaluated every pass (constant, decorators, …)
+    problems: list[str] = field(default_factory=list)
+    max_scan_depth: int = 0  # the largest per-entry scanDepth
+    by_key: dict[str, LoreEntry] = field(default_factory=dict)  # timed key → entry
+    rank_of: dict[str, int] = field(default_factory=dict)  # timed key → rank
+    delayable: list[Prepared] = field(default_factory=list)  # entries with a delay
+    levels: list[int] = field(default_factory=list)  # distinct delayUntilRecursion levels
+    spanning: list[int] = field(default_factory=list)  # regex keys that may cross messages
+
+
+def sort_entries(entries: Sequence[LoreEntry]) -> list[int]:
+    """Indexes of ``entries`` by ``order`` descending (stable); unordered ones keep their place."""
+    ordered = [i for i, entry in enumerate(entries) if entry.order is not None]
+    ordered.sort(key=lambda i: -float(entries[i].order or 0))
+    slots = iter(ordered)
+    return [i if entries[i].order is None else next(slots) for i in range(len(entries))]
+
+
+def build_index(
+    entries: Sequence[LoreEntry],
+    settings: LoreSettings,
+    substitute: Substitute | None = None,
+) -> LoreIndex:
+    """Prepare ``entries`` (formatting entries such as [TOOL:…] and [mvu_update] are left out)."""
+    prepared: list[Prepared] = []
+    problems: list[str] = []
+    for index in sort_entries(entries):
+        entry = entries[index]
+        if formatting_kind(entry) is not None:
+            continue
+        prepared.append(_prepare(entry, index, len(prepared), settings, substitute, problems))
+    by_probe: dict[tuple[bool, str], list[int]] = {}
+    probes: list[str] = []
+    always: list[int] = []
+    spanning: list[int] = []
+    for item in prepared:
+        for key in item.primary + [key for key in item.secondary if key is not None]:
+            probes.extend(key.probes)
+        for key in item.primary:
+            if key.probes:  # the longest: every match contains it
+                by_probe.setdefault((key.probe_lower, key.probes[0]), []).append(item.rank)
+            if key.regex is not None and key.regex.may_span:
+                spanning.append(item.rank)
+        if item.always or item.entry.constant or item.entry.decorators:
+            always.append(item.rank)
+    depths = [item.entry.scan_depth or 0 for item in prepared]
+    return LoreIndex(
+        prepared,
+        ProbeIndex(probes),
+        by_probe,
+        always,
+        problems,
+        max(depths, default=0),
+        by_key={item.key: item.entry for item in prepared},
+        rank_of={item.key: item.rank for item in prepared},
+        delayable=[item for item in prepared if item.entry.delay],
+        levels=sorted({item.delay_level for item in prepared if item.delay_level > 0}),
+        spanning=sorted(set(spanning)),
+    )
+
+
+def _prepare(
+    entry: LoreEntry,
+    index: int,
+    rank: int,
+    settings: LoreSettings,
+    substitute: Substitute | None,
+    problems: list[str],
+) -> Prepared:
+    case = entry.case_sensitive if entry.case_sensitive is not None else settings.case_sensitive
+    words = entry.match_whole_words
+    words = settings.match_whole_words if words is None else words
+
+    def compile_all(keys: list[str], macros: bool) -> list[Key | None]:
+        return [
+            compile_key(
+                raw,
+                case_sensitive=case,
+                whole_words=words,
+                substitute=substitute if macros else None,
+                trim=macros,
+            )
+            for raw in keys
+        ]
+
+    primary = [key for key in compile_all(entry.keys, True) if key is not None]
+    secondary = compile_all(entry.secondary_keys, True)
+    for key in primary + [key for key in secondary if key is not None]:
+        if key.problem:
+            problems.append(f"entry {entry.uid} ({entry.comment or 'no title'}): {key.problem}")
+    level = int(entry.delay_until_recursion or 0)
+    return Prepared(
+        entry=entry,
+        index=index,
+        rank=rank,
+        key=entry_key(entry),
+        primary=primary,
+        secondary=secondary,
+        raw_primary=compile_all(entry.keys, False),
+        raw_secondary=compile_all(entry.secondary_keys, False),
+        groups=[label for label in _split_groups(entry.group) if label],
+        delay_level=level,
+        sources=tuple(entry.match_sources),
+        always=any(not key.probes and not key.problem for key in primary),
+    )
+
+
+def _split_groups(group: str) -> list[str]:
+    """SillyTavern splits ``group`` on a comma followed by optional whitespace."""
+    return re.split(r",\s*", group or "")
+
+
+_CACHE: dict[tuple[object, ...], tuple[object, LoreIndex]] = {}
+_CACHE_LIMIT = 4
+
+
+def index_for(
+    entries: Sequence[LoreEntry],
+    settings: LoreSettings,
+    names: tuple[str, str] = ("User", ""),
+    substitute: Substitute | None = None,
+) -> LoreIndex:
+    """A cached index for these entry objects, settings and macro names (user, char).
+
+    ``substitute`` replaces the built-in ``{{user}}``/``{{char}}`` substitution of keys.
+    """
+    cache_key = (
+        tuple(map(id, entries)),
+        settings.case_sensitive,
+        settings.match_whole_words,
+        names,
+        id(substitute),
+    )
+    hit = _CACHE.get(cache_key)
+    if hit is not None:
+        return hit[1]
+    held = (list(entries), substitute)  # holding them keeps the ids in the cache key unique
+    if substitute is None:
+        substitute = partial(substitute_names, user=names[0], char=names[1])
+    index = build_index(entries, settings, substitute)
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[cache_key] = (held, index)
+    return index

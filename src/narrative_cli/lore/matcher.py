@@ -1,0 +1,167 @@
+"""Lore key matching with SillyTavern's rules (compat §3.4), plus a fast multi-key prefilter.
+
+A key is first macro-substituted (``{{user}}``, ``{{char}}``) and trimmed; an empty key never
+matches. A ``/regex/flags`` key is a JavaScript regex tested on the raw scan text and ignores the
+case and whole-word settings. A plain key is compared lower-cased unless case-sensitive. With
+whole words on, a key without whitespace must sit between ASCII non-word characters
+(``[^A-Za-z0-9_]``) or the ends of the text, exactly like SillyTavern's ``(?:^|\\W)key(?:$|\\W)``
+without the ``u`` flag: every CJK character counts as a boundary, so a Chinese key matches
+wherever it is not glued to an ASCII letter, digit or underscore.
+
+``ProbeIndex`` finds which of thousands of keys occur in a text with one pass over the text's
+character pairs instead of one substring search per key.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from narrative_cli.lore.jsregex import JS_WHITESPACE, JsRegex, RegexKeyError, compile_js, split_key
+
+_JS_SPACE = re.compile(f"[{JS_WHITESPACE}]")
+_ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")
+_MACRO = re.compile(r"\{\{\s*(user|char)\s*\}\}|<(USER|BOT|CHAR)>", re.IGNORECASE)
+_MARKER = "\x01"  # SillyTavern's message-start marker in the scan text
+
+
+def substitute_names(text: str, user: str, char: str) -> str:
+    """Replace ``{{user}}``/``<USER>`` and ``{{char}}``/``<BOT>``/``<CHAR>`` (case-insensitive)."""
+    if "{{" not in text and "<" not in text:
+        return text
+
+    def name(match: re.Match[str]) -> str:
+        which = (match.group(1) or match.group(2)).lower()
+        return user if which == "user" else char
+
+    return _MACRO.sub(name, text)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of an entry, ready to match."""
+
+    raw: str  # as written in the entry
+    text: str  # what plain matching looks for (lower-cased unless case-sensitive)
+    lower: bool  # compared with the lower-cased scan text
+    whole_word: bool  # a single word under matchWholeWords: needs ASCII boundaries
+    regex: JsRegex | None = None
+    problem: str = ""  # why a /regex/ key was refused; such a key never matches
+
+    @property
+    def probes(self) -> tuple[str, ...]:
+        """Strings every match contains (for ProbeIndex); empty when the key must be tested."""
+        if self.problem:
+            return ()
+        found = self.regex.literals if self.regex is not None else (self.text,)
+        if any(_MARKER in probe or "\n" in probe for probe in found):
+            return ()
+        return found
+
+    @property
+    def probe_lower(self) -> bool:
+        """Whether the probes are looked up in the lower-cased text."""
+        return self.lower if self.regex is None else "i" in self.regex.flags
+
+
+def compile_key(
+    raw: str,
+    *,
+    case_sensitive: bool,
+    whole_words: bool,
+    substitute: Callable[[str], str] | None = None,
+    trim: bool = True,
+) -> Key | None:
+    """A matchable key, or None when it is empty after macros and trimming."""
+    text = substitute(raw) if substitute is not None else raw
+    if trim:
+        text = text.strip()
+    if not text:
+        return None
+    parts = split_key(text)
+    if parts is not None:
+        try:
+            regex = compile_js(*parts)
+        except RegexKeyError as exc:
+            return Key(raw, text, False, False, problem=f"regex {text} {exc}")
+        return Key(raw, text, False, False, regex=regex)
+    lower = not case_sensitive
+    needle = text.lower() if lower else text
+    return Key(raw, needle, lower, whole_words and _JS_SPACE.search(needle) is None)
+
+
+def key_matches(key: Key, text: str, lowered: str | None = None) -> bool:
+    """Whether ``key`` matches the scan ``text`` (``lowered`` is ``text.lower()`` if known)."""
+    if key.problem:
+        return False
+    if key.regex is not None:
+        return key.regex.search(text)
+    haystack = (lowered if lowered is not None else text.lower()) if key.lower else text
+    if key.whole_word:
+        return find_word(haystack, key.text)
+    return key.text in haystack
+
+
+def find_word(haystack: str, needle: str) -> bool:
+    """True when ``needle`` occurs with a non-ASCII-word character (or an end) on both sides."""
+    size = len(needle)
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + size
+        before_ok = start == 0 or haystack[start - 1] not in _ASCII_WORD
+        if before_ok and (end == len(haystack) or haystack[end] not in _ASCII_WORD):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+class ProbeIndex:
+    """Finds which of many fixed strings occur in a text, with one pass over its pairs.
+
+    Strings are grouped by their first two characters; the text's set of adjacent character
+    pairs (built in C by ``zip``) selects the few groups worth a substring check. Results are
+    memoized per text, so the history shared by consecutive turns is scanned once.
+    """
+
+    _MEMO_LIMIT = 512
+
+    def __init__(self, probes: Iterable[str]) -> None:
+        self.singles: frozenset[str] = frozenset()
+        self.by_pair: dict[tuple[str, str], list[str]] = {}
+        singles: set[str] = set()
+        for probe in set(probes):
+            if len(probe) == 1:
+                singles.add(probe)
+            elif probe:
+                self.by_pair.setdefault((probe[0], probe[1]), []).append(probe)
+        self.singles = frozenset(singles)
+        self.pairs: frozenset[tuple[str, str]] = frozenset(self.by_pair)
+        self.size = len(self.singles) + sum(len(group) for group in self.by_pair.values())
+        self._memo: dict[str, frozenset[str]] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def scan(self, text: str) -> frozenset[str]:
+        """Every indexed string that occurs in ``text``."""
+        known = self._memo.get(text)
+        if known is not None:
+            return known
+        found = set(self.singles.intersection(text)) if self.singles else set()
+        if self.by_pair and len(text) > 1:
+            by_pair = self.by_pair
+            for pair in self.pairs.intersection(zip(text, text[1:], strict=False)):
+                for probe in by_pair[pair]:
+                    if len(probe) == 2 or probe in text:
+                        found.add(probe)
+        result = frozenset(found)
+        if len(self._memo) >= self._MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[text] = result
+        return result
+
+    def clear_memo(self) -> None:
+        """Forget memoized texts (benchmarks use it to measure cold scans)."""
+        self._memo.clear()
