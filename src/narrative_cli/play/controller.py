@@ -1,0 +1,390 @@
+"""PlaySession: a Story tied to a SessionStore, one committed turn at a time.
+
+This is the one place that runs turns and saves them; the REPL, line mode and batch replay
+all drive it::
+
+    store = SessionStore()                                   # or SessionStore(tmp / "s.db")
+    play = PlaySession.open(store, PlayOptions(card="card.png", greeting=1))   # new session
+    play = PlaySession.resume(store, "12")                  # or continue session 12
+    result = play.play("I light the lamp.", listener)        # run the pipeline, commit
+    play.regenerate(listener)    # redo the last turn from snapshot N-1; old output kept as a swipe
+    play.swipe(0)                # show swipe 0 of the last turn; the story state follows it
+    play.undo()                  # drop the last turn, back to the snapshot before it
+    play.branch("what-if")       # copy turns 0..N into a new session and play on there
+    play.retry(listener)         # after a failed turn: the same action again
+    play.continue_(listener)     # extend the last reply (a new swipe of the same turn)
+    play.export("chat.jsonl")    # SillyTavern chat (.jsonl) or a full JSON dump (.json)
+    play.set_trace("trace/")     # --trace DIR on (None: off)
+    play.set_mode("serial")      # auto | merged | serial | parallel
+    play.close()
+
+Embedders that load the story themselves (replay) use ``PlaySession.start(store, story,
+backends, name=...)`` with any ``BackendSet``.
+
+Guarantees: a turn is committed in one store transaction only when the pipeline finished.
+A backend failure, Ctrl-C (``TurnCancelled``) or an exception leaves the session and the
+in-memory story exactly at the last committed turn; the failed action is remembered for
+``retry``. Only the last turn can be regenerated, swiped or continued (the store refuses
+older ones, because later snapshots were built on them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from narrative_cli import paths
+from narrative_cli.errors import NarrativeError, StoreError, TurnCancelled
+from narrative_cli.pipeline.accounting import SessionAccount, TurnAccount
+from narrative_cli.pipeline.backendset import BackendSet
+from narrative_cli.pipeline.events import Listener
+from narrative_cli.pipeline.story import Snapshot, Story, TurnResult
+from narrative_cli.pipeline.trace import TraceWriter
+from narrative_cli.play.options import PlayOptions
+from narrative_cli.store.models import SessionInfo, TurnState
+from narrative_cli.store.sessions import SessionStore
+
+Action = Callable[[Listener | None], TurnResult]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A turn that did not finish: what was tried (``play``/``regenerate``/``continue``) and why."""
+
+    kind: str
+    user_input: str
+    error: str
+
+
+@dataclass(frozen=True)
+class SwipeInfo:
+    """One alternative output of the last turn."""
+
+    index: int
+    selected: bool
+    narrative: str
+
+
+class PlaySession:
+    """A story being played turn by turn, every finished turn committed to the store."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        story: Story,
+        session_id: int,
+        backends: BackendSet,
+        *,
+        trace: TraceWriter | None = None,
+        account: SessionAccount | None = None,
+        last: TurnResult | None = None,
+    ) -> None:
+        self.store = store
+        self.story = story
+        self.session_id = session_id
+        self.backends = backends
+        self.trace = trace
+        self.account = account or SessionAccount()
+        self.last = last
+        self.previous: Snapshot | None = None  # the snapshot the last turn started from
+        self.failure: Failure | None = None
+        self.warnings: list[str] = list(story.problems)
+
+    # -- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        store: SessionStore,
+        story: Story,
+        backends: BackendSet,
+        *,
+        name: str | None = None,
+        settings: dict[str, Any] | None = None,
+        lore: list[dict[str, str]] | None = None,
+        card_hash: str = "",
+        trace_dir: str | Path | None = None,
+    ) -> PlaySession:
+        """A new session at turn 0 (the story's greeting) for an already loaded story."""
+        from narrative_cli.play.opening import card_path_of
+
+        session_id = store.create_session(
+            name or default_name(story),
+            card_path=card_path_of(story),
+            card_hash=card_hash,
+            snapshot=story.snapshot.to_dict(),
+            lore=lore or [],
+            settings=settings or {},
+            seed=story.seed,
+            greeting_index=story.greeting_index,
+            greeting=story.greeting_record(),
+            character_name=story.card.name,
+            user_name=story.persona.name or "User",
+        )
+        play = cls(store, story, session_id, backends)
+        play.set_trace(trace_dir)
+        return play
+
+    @classmethod
+    def open(
+        cls, store: SessionStore, options: PlayOptions, backends: BackendSet | None = None
+    ) -> PlaySession:
+        """A new session from a card and the flags of ``narrative run`` (or ``--session NAME``
+        resumed when exactly one session has that name and the same card)."""
+        from narrative_cli.play import opening
+
+        if options.resume:
+            return cls.resume(store, options.resume, options, backends)
+        existing = opening.named_session(store, options)
+        if existing is not None:
+            return cls.resume(store, str(existing.id), options, backends)
+        story, settings = opening.load_story(options, options.greeting or 0)
+        return cls.start(
+            store,
+            story,
+            backends or BackendSet.from_settings(settings),
+            name=options.session,
+            settings=options.session_settings(),
+            lore=opening.lore_refs(options.lorebooks),
+            card_hash=opening.file_hash(options.card),
+            trace_dir=options.trace,
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        store: SessionStore,
+        ref: str,
+        options: PlayOptions | None = None,
+        backends: BackendSet | None = None,
+    ) -> PlaySession:
+        """Continue a stored session (by id, or by name when unique) from its last turn."""
+        from narrative_cli.play import opening
+
+        info = store.find(ref)
+        merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
+        story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
+        play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
+        play.warnings.extend(opening.changed_files(info, merged))
+        play._reload()
+        play.set_trace(merged.trace)
+        return play
+
+    # -- turns -------------------------------------------------------------------------------
+
+    def play(self, user_input: str, listener: Listener | None = None) -> TurnResult:
+        """Run one turn for ``user_input`` and commit it; the story moves on."""
+        return self._attempt("play", user_input, lambda lst: self._play(user_input, lst), listener)
+
+    def regenerate(self, listener: Listener | None = None) -> TurnResult:
+        """Redo the last turn from the snapshot before it; the old output stays as a swipe."""
+        number = self._last_number("regenerate")
+        user_input = self._record(number).get("user_input") or ""
+        return self._attempt(
+            "regenerate", user_input, lambda lst: self._redo(number, user_input, lst), listener
+        )
+
+    def continue_(self, listener: Listener | None = None) -> TurnResult:
+        """Extend the last reply: the same turn rerun with its text as the start of the new one.
+
+        The turn number does not change; the extended reply is a new swipe of the last turn
+        and the state is recomputed from the snapshot before it.
+        """
+        from narrative_cli.play.continuation import ContinuedBackends
+
+        number = self._last_number("continue")
+        record = self._record(number)
+        user_input, so_far = str(record.get("user_input") or ""), str(record.get("narrative") or "")
+
+        def action(lst: Listener | None) -> TurnResult:
+            extended = ContinuedBackends(self.backends, so_far, self.story.lang)
+            return self._redo(number, user_input, lst, backends=extended)
+
+        return self._attempt("continue", user_input, action, listener)
+
+    def retry(self, listener: Listener | None = None) -> TurnResult:
+        """Try the failed action again (same input); NarrativeError when nothing failed."""
+        failure = self.failure
+        if failure is None:
+            raise NarrativeError("nothing to retry: the last turn did not fail")
+        if failure.kind == "regenerate":
+            return self.regenerate(listener)
+        if failure.kind == "continue":
+            return self.continue_(listener)
+        return self.play(failure.user_input, listener)
+
+    def _attempt(
+        self, kind: str, user_input: str, action: Action, listener: Listener | None
+    ) -> TurnResult:
+        before = self.story.snapshot
+        try:
+            result = action(listener)
+        except KeyboardInterrupt:
+            self.failure = Failure(kind, user_input, "cancelled")
+            raise TurnCancelled("turn cancelled; nothing was saved") from None
+        except (NarrativeError, TurnCancelled) as error:
+            if not isinstance(error, StoreError):
+                self.failure = Failure(kind, user_input, str(error))
+            raise
+        self.failure = None
+        self.previous = before if kind == "play" else self._snapshot(result.number - 1)
+        self.last = result
+        return result
+
+    def _play(self, user_input: str, listener: Listener | None) -> TurnResult:
+        from narrative_cli.pipeline.orchestrator import run_turn
+
+        result = run_turn(self.story, user_input, self.backends, listener, self.trace)
+        self.store.commit_turn(self.session_id, result.to_record(), result.snapshot.to_dict())
+        self.story.advance(result)
+        self.account.add_turn(result.usage)
+        return result
+
+    def _redo(
+        self,
+        number: int,
+        user_input: str,
+        listener: Listener | None,
+        backends: BackendSet | None = None,
+    ) -> TurnResult:
+        from narrative_cli.pipeline.orchestrator import run_turn
+
+        base = self._story_before(number)
+        result = run_turn(base, user_input, backends or self.backends, listener, self.trace)
+        record, snapshot = result.to_record(), result.snapshot.to_dict()
+        self.store.replace_turn(self.session_id, number, record, snapshot)
+        self.account.add_turn(result.usage)
+        self._reload()
+        return result
+
+    def _story_before(self, number: int) -> Story:
+        """A copy of the story as it was before turn ``number`` (nothing of ours changes)."""
+        base = replace(self.story, history=list(self.story.history))
+        records = [view.record for view in self.store.turns(self.session_id)]
+        before = self.store.snapshot(self.session_id, number - 1)
+        base.restore([r for r in records if int(r["number"]) < number], before)
+        return base
+
+    # -- moving around -----------------------------------------------------------------------
+
+    def swipes(self) -> list[SwipeInfo]:
+        """The outputs of the last turn (turn 0: the greeting), the selected one marked."""
+        turns = list(self.store.iter_turns(self.session_id))
+        if not turns:
+            return []
+        last = turns[-1]
+        return [
+            SwipeInfo(i, i == last.swipe_id, str(s.record.get("narrative") or ""))
+            for i, s in enumerate(last.swipes)
+        ]
+
+    def swipe(self, index: int) -> TurnState:
+        """Select swipe ``index`` of the last turn; the story state follows the chosen swipe."""
+        number = self.story.snapshot.turn
+        state = self.store.select_swipe(self.session_id, number, index)
+        self._reload()
+        return state
+
+    def undo(self) -> int:
+        """Drop the last turn; returns the turn the story is now at."""
+        state = self.store.drop_last_turn(self.session_id)
+        self.failure = None
+        self._reload()
+        return state.number
+
+    def branch(self, name: str | None = None) -> int:
+        """Copy turns 0..N into a new session and continue there; returns the new id."""
+        info = self.info()
+        new_name = name or f"{info.name} (branch at turn {self.story.snapshot.turn})"
+        new_id = self.store.branch(self.session_id, self.story.snapshot.turn, new_name)
+        self.session_id = new_id
+        if self.trace is not None:
+            self.trace.session = str(new_id)
+        return new_id
+
+    def _reload(self) -> None:
+        """Rebuild the story's history, snapshot, totals and last result from the store."""
+        views = self.store.turns(self.session_id)
+        state = self.store.resume(self.session_id)
+        self.story.restore([view.record for view in views], state.snapshot)
+        self.account = SessionAccount()
+        for view in views:
+            if view.number > 0:
+                self.account.add_turn(TurnAccount.from_dict(view.record.get("usage") or {}))
+        self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
+        self.previous = self._snapshot(state.number - 1) if state.number else None
+
+    # -- settings and output -----------------------------------------------------------------
+
+    def set_trace(self, directory: str | Path | None) -> TraceWriter | None:
+        """Write a trace to ``directory`` from the next call on (None: stop tracing)."""
+        self.trace = TraceWriter(directory, str(self.session_id)) if directory else None
+        return self.trace
+
+    def default_trace_dir(self) -> Path:
+        """Where ``/trace on`` writes when no directory is given."""
+        return paths.logs_dir() / f"trace-session-{self.session_id}"
+
+    def set_mode(self, mode: str) -> str:
+        """Switch the pipeline mode for the next turns (auto | merged | serial | parallel)."""
+        from narrative_cli.errors import BadInput
+        from narrative_cli.pipeline.orchestrator import MODES
+
+        if mode not in MODES:
+            raise BadInput(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        self.story.settings.pipeline.mode = mode
+        return mode
+
+    @property
+    def mode(self) -> str:
+        return str(self.story.settings.pipeline.mode)
+
+    def export(self, path: str | Path) -> tuple[int, str]:
+        """Export the session: ``.json`` a full dump, anything else a SillyTavern chat."""
+        from narrative_cli.store.export import export_json, export_jsonl
+
+        if Path(path).suffix.lower() == ".json":
+            return export_json(self.store, self.session_id, path), "turns"
+        return export_jsonl(self.store, self.session_id, path), "messages"
+
+    def info(self) -> SessionInfo:
+        """The stored session header (name, card, turns)."""
+        return self.store.session(self.session_id)
+
+    @property
+    def turn(self) -> int:
+        """The number of the last committed turn (0: only the greeting)."""
+        return self.story.snapshot.turn
+
+    def model_name(self) -> str:
+        """The writer's model, for the toolbar."""
+        try:
+            return self.backends.model_of("writing") or "?"
+        except (KeyError, NarrativeError):
+            return "?"
+
+    def close(self) -> None:
+        """Close the backends this session opened."""
+        self.backends.close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _last_number(self, what: str) -> int:
+        number = self.story.snapshot.turn
+        if number < 1:
+            raise NarrativeError(f"nothing to {what}: the story is at its greeting")
+        return number
+
+    def _record(self, number: int) -> dict[str, Any]:
+        return self.store.record(self.session_id, number)
+
+    def _snapshot(self, number: int) -> Snapshot:
+        return Snapshot.from_dict(self.store.snapshot(self.session_id, number))
+
+
+def default_name(story: Story) -> str:
+    """A new session's name: the character and the local date and time."""
+    return f"{story.card.name or 'story'} {datetime.now():%Y-%m-%d %H:%M}"
