@@ -11,7 +11,6 @@ variables dict for ``{{getvar}}``/``{{setvar}}``, so the same inputs give the sa
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from narrative_cli.context import variables
 from narrative_cli.domain import Card, Persona
 
 _MAX_DEPTH = 4  # card fields may hold macros; a field quoting itself stops here
@@ -198,12 +198,9 @@ def _original(run: _Run, args: list[str], offset: int) -> str:
     return run.env.original
 
 
-def _newline(run: _Run, args: list[str], offset: int) -> str:
-    return "\n" * _count(args)
-
-
-def _space(run: _Run, args: list[str], offset: int) -> str:
-    return " " * _count(args)
+def _repeat(text: str) -> Handler:
+    """``{{newline}}``/``{{space}}``, or N of them with ``::N``."""
+    return lambda run, args, offset: text * _count(args)
 
 
 def _count(args: list[str]) -> int:
@@ -225,32 +222,21 @@ def _now(env: MacroEnv, args: list[str]) -> datetime:
     return now
 
 
-def _time(run: _Run, args: list[str], offset: int) -> str:
-    now = _now(run.env, args)
-    if run.env.lang == "zh":
+def _time_text(now: datetime, zh: bool) -> str:
+    if zh:
         return f"{now.hour:02d}:{now.minute:02d}"
-    hour = now.hour % 12 or 12
-    return f"{hour}:{now.minute:02d} {'AM' if now.hour < 12 else 'PM'}"
+    return f"{now.hour % 12 or 12}:{now.minute:02d} {'AM' if now.hour < 12 else 'PM'}"
 
 
-def _date(run: _Run, args: list[str], offset: int) -> str:
-    now = _now(run.env, args)
-    if run.env.lang == "zh":
+def _date_text(now: datetime, zh: bool) -> str:
+    if zh:
         return f"{now.year}年{now.month}月{now.day}日"
     return f"{_EN_MONTHS.split()[now.month - 1]} {now.day}, {now.year}"
 
 
-def _weekday(run: _Run, args: list[str], offset: int) -> str:
-    days = _ZH_DAYS if run.env.lang == "zh" else _EN_DAYS
-    return days[_now(run.env, args).weekday()]
-
-
-def _isotime(run: _Run, args: list[str], offset: int) -> str:
-    return _now(run.env, args).strftime("%H:%M")
-
-
-def _isodate(run: _Run, args: list[str], offset: int) -> str:
-    return _now(run.env, args).strftime("%Y-%m-%d")
+def _clock(render: Callable[[datetime, bool], str]) -> Handler:
+    """A time macro: ``render`` the injected clock (``{{time::UTC+2}}`` shifts it)."""
+    return lambda run, args, offset: render(_now(run.env, args), run.env.lang == "zh")
 
 
 def _choices(args: list[str]) -> list[str]:
@@ -298,135 +284,60 @@ def _outlet(run: _Run, args: list[str], offset: int) -> str:
     return "\n".join(run.env.outlets.get(args[0], [])) if args else ""
 
 
-def _render(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _getvar(run: _Run, args: list[str], offset: int) -> str | None:
-    if not args:
-        return None
-    return _render(run.env.variables.get(args[0], ""))
-
-
-def _setvar(run: _Run, args: list[str], offset: int) -> str | None:
-    if len(args) < 2:
-        return None
-    run.env.variables[args[0]] = "::".join(args[1:])
-    return ""
-
-
-def _add(variables: dict[str, Any], name: str, value: str) -> Any:
-    current = variables.get(name, "")
-    if isinstance(current, str) and current.strip().startswith("["):
-        try:
-            current = json.loads(current)
-        except ValueError:
-            pass
-    if isinstance(current, list):
-        result: Any = [*current, value]
-    elif (a := _number(current if current != "" else 0)) is not None and (
-        b := _number(value)
-    ) is not None:
-        result = a + b
-        result = int(result) if float(result).is_integer() else result
-    else:
-        result = _render(current) + value
-    variables[name] = result
-    return result
-
-
-def _addvar(run: _Run, args: list[str], offset: int) -> str | None:
-    if len(args) < 2:
-        return None
-    _add(run.env.variables, args[0], "::".join(args[1:]))
-    return ""
-
-
-def _step(delta: str) -> Handler:
-    def handler(run: _Run, args: list[str], offset: int) -> str | None:
-        return _render(_add(run.env.variables, args[0], delta)) if args else None
-
-    return handler
-
-
-def _hasvar(run: _Run, args: list[str], offset: int) -> str | None:
-    return _render(args[0] in run.env.variables) if args else None
-
-
-def _deletevar(run: _Run, args: list[str], offset: int) -> str | None:
-    if not args:
-        return None
-    run.env.variables.pop(args[0], None)
-    return ""
+def _var(action: Callable[[dict[str, Any], list[str]], str], arity: int) -> Handler:
+    """A variables macro (``context.variables``) that needs ``arity`` arguments."""
+    return lambda run, args, offset: action(run.env.variables, args) if len(args) >= arity else None
 
 
 def _reverse(run: _Run, args: list[str], offset: int) -> str:
     return "::".join(args)[::-1]
 
 
+_ALIASES = {
+    "chardescription": "description", "charpersonality": "personality",
+    "charscenario": "scenario", "charjailbreak": "charinstruction",
+    "charcreatornotes": "creatornotes", "char_version": "charversion", "version": "charversion",
+    "varexists": "hasvar", "flushvar": "deletevar",
+    "charifnotgroup": "char", "group": "char", "notchar": "user",  # no group chats here
+}  # fmt: skip
+
 _HANDLERS: dict[str, Handler] = {
     "user": lambda run, args, offset: run.env.user,
     "char": lambda run, args, offset: run.env.char,
-    "charifnotgroup": lambda run, args, offset: run.env.char,
-    "group": lambda run, args, offset: run.env.char,
-    "notchar": lambda run, args, offset: run.env.user,
     "description": _field(lambda e: e.description),
-    "chardescription": _field(lambda e: e.description),
     "personality": _field(lambda e: e.personality),
-    "charpersonality": _field(lambda e: e.personality),
     "scenario": _field(lambda e: e.scenario),
-    "charscenario": _field(lambda e: e.scenario),
     "persona": _field(lambda e: e.persona),
     "mesexamples": _field(lambda e: e.mes_examples),
     "mesexamplesraw": lambda run, args, offset: run.env.mes_examples,
     "charprompt": _field(lambda e: e.char_prompt),
     "charinstruction": _field(lambda e: e.char_instruction),
-    "charjailbreak": _field(lambda e: e.char_instruction),
     "chardepthprompt": _field(lambda e: e.char_depth_prompt),
     "creatornotes": _field(lambda e: e.creator_notes),
-    "charcreatornotes": _field(lambda e: e.creator_notes),
     "charversion": lambda run, args, offset: run.env.char_version,
-    "char_version": lambda run, args, offset: run.env.char_version,
-    "version": lambda run, args, offset: run.env.char_version,
     "original": _original,
     "input": lambda run, args, offset: run.env.input,
     "model": lambda run, args, offset: run.env.model,
-    "newline": _newline,
-    "space": _space,
+    "newline": _repeat("\n"),
+    "space": _repeat(" "),
     "noop": _constant(""),
     "trim": _constant(_TRIM),
-    "time": _time,
-    "date": _date,
-    "weekday": _weekday,
-    "isotime": _isotime,
-    "isodate": _isodate,
+    "time": _clock(_time_text),
+    "date": _clock(_date_text),
+    "weekday": _clock(lambda now, zh: (_ZH_DAYS if zh else _EN_DAYS)[now.weekday()]),
+    "isotime": _clock(lambda now, zh: now.strftime("%H:%M")),
+    "isodate": _clock(lambda now, zh: now.strftime("%Y-%m-%d")),
     "random": _random,
     "pick": _pick,
     "roll": _roll,
     "outlet": _outlet,
-    "getvar": _getvar,
-    "setvar": _setvar,
-    "addvar": _addvar,
-    "incvar": _step("1"),
-    "decvar": _step("-1"),
-    "hasvar": _hasvar,
-    "varexists": _hasvar,
-    "deletevar": _deletevar,
-    "flushvar": _deletevar,
+    "getvar": _var(variables.getvar, 1),
+    "setvar": _var(variables.setvar, 2),
+    "addvar": _var(variables.addvar, 2),
+    "incvar": _var(variables.step("1"), 1),
+    "decvar": _var(variables.step("-1"), 1),
+    "hasvar": _var(variables.hasvar, 1),
+    "deletevar": _var(variables.deletevar, 1),
     "reverse": _reverse,
 }
+_HANDLERS.update({alias: _HANDLERS[name] for alias, name in _ALIASES.items()})

@@ -1,0 +1,85 @@
+"""Chat variables for ``{{getvar}}``, ``{{setvar}}`` and friends (compat §6.2), on a plain dict.
+
+Each function takes the variables dict and the macro's arguments and returns the macro's text.
+Values are stored as given (text) or as numbers after arithmetic, as SillyTavern does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+Variables = dict[str, Any]
+
+
+def render(value: Any) -> str:
+    """A variable's value as macro text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def getvar(variables: Variables, args: list[str]) -> str:
+    """``{{getvar::name}}``: the value, or "" when unset."""
+    return render(variables.get(args[0], ""))
+
+
+def setvar(variables: Variables, args: list[str]) -> str:
+    """``{{setvar::name::value}}``."""
+    variables[args[0]] = "::".join(args[1:])
+    return ""
+
+
+def addvar(variables: Variables, args: list[str]) -> str:
+    """``{{addvar::name::value}}``: append to a list, add numbers, else join text."""
+    add(variables, args[0], "::".join(args[1:]))
+    return ""
+
+
+def step(delta: str) -> Callable[[Variables, list[str]], str]:
+    """``{{incvar::name}}`` / ``{{decvar::name}}``: the new value."""
+    return lambda variables, args: render(add(variables, args[0], delta))
+
+
+def hasvar(variables: Variables, args: list[str]) -> str:
+    return render(args[0] in variables)
+
+
+def deletevar(variables: Variables, args: list[str]) -> str:
+    variables.pop(args[0], None)
+    return ""
+
+
+def add(variables: Variables, name: str, value: str) -> Any:
+    """Add ``value`` to variable ``name`` and return the result."""
+    current = variables.get(name, "")
+    if isinstance(current, str) and current.strip().startswith("["):
+        try:
+            current = json.loads(current)
+        except ValueError:
+            pass
+    if isinstance(current, list):
+        result: Any = [*current, value]
+    else:
+        a, b = _number(current if current != "" else 0), _number(value)
+        if a is not None and b is not None:
+            total = a + b
+            result = int(total) if total.is_integer() else total
+        else:
+            result = render(current) + value
+    variables[name] = result
+    return result
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
