@@ -3,10 +3,11 @@
 All text here is ours. The output is deterministic: running the script twice gives the same
 bytes, and a test checks the committed files match it.
 
-- lantern-keeper.png: an English V2 PNG card (one ``chara`` chunk) whose embedded book exercises every route the
-  design document gives (constant positions 4, 0 and 1, keyword entries with secondary keys and
-  selectiveLogic, a roll_dice planning tool, a custom code tool, a post_pipeline llm tool with
-  output_tag/tag_lookback, [initvar], [mvu_update], [UI], and a disabled entry).
+- lantern-keeper.png: an English V2 PNG card (one ``chara`` chunk) whose embedded book
+  exercises every route the design document gives (constant positions 4, 0 and 1, keyword
+  entries with secondary keys and selectiveLogic, a roll_dice planning tool, a custom code
+  tool, a post_pipeline llm tool with output_tag/tag_lookback, [initvar], [mvu_update], [UI],
+  and a disabled entry).
 - fog-harbor-zh.json: a Chinese V3 JSON card (雾港) with its own book.
 - sample-world.json: a SillyTavern world file, full 1.18 fields on some entries, legacy on others.
 - sample-chat.jsonl: a short SillyTavern 1.18 chat with lantern-keeper.

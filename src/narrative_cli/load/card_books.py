@@ -25,9 +25,10 @@ MATCH_EXTENSIONS = {
 }
 BOOK_FIELDS = frozenset({"name", "description", "scan_depth", "token_budget",
                          "recursive_scanning", "extensions", "entries"})
-ENTRY_FIELDS = frozenset({"keys", "content", "extensions", "enabled", "insertion_order",
-                          "case_sensitive", "name", "priority", "id", "comment", "selective",
-                          "secondary_keys", "constant", "position", "use_regex"})
+# Modelled entry keys; the ones SillyTavern ignores (name, priority, use_regex, the top-level
+# case_sensitive) are kept in ``LoreEntry.extra`` so an edited book still carries them.
+ENTRY_FIELDS = frozenset({"keys", "content", "extensions", "enabled", "insertion_order", "id",
+                          "comment", "selective", "secondary_keys", "constant", "position"})
 
 
 def split_decorators(content: str) -> tuple[str, list[str]]:
@@ -169,7 +170,8 @@ def card_entry_dict(entry: LoreEntry, index: int = 0) -> dict[str, Any]:
     out.update({
         "enabled": not entry.disabled,
         "position": "before_char" if entry.position == 0 else "after_char",
-        "use_regex": True, "extensions": _entry_extensions(entry, index),
+        "use_regex": entry.extra.get("use_regex", True),
+        "extensions": _entry_extensions(entry, index),
     })
     out.update({k: v for k, v in entry.extra.items() if k not in out})
     return out

@@ -29,6 +29,11 @@ def json_type(value: object) -> str:
     return type(value).__name__
 
 
+def with_article(noun: str) -> str:
+    """``an object``, ``a list``."""
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
+
+
 class Fields:
     """Reads the fields of one JSON object; errors say ``<where>: '<key>' must be …``."""
 
@@ -111,7 +116,7 @@ class Fields:
             else:
                 raise self.error(
                     f"{self.where}: {key!r} must be a list of strings, "
-                    f"but holds a {json_type(item)}"
+                    f"but holds {with_article(json_type(item))}"
                 )
         return out
 

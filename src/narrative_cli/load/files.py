@@ -28,10 +28,10 @@ PathLike = str | os.PathLike[str]
 
 def describe_size(size: int) -> str:
     """A size in words: ``12.0 MiB``, ``300 bytes``."""
-    if size >= MiB:
-        return f"{size / MiB:.1f} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.1f} KiB"
+    for unit, name in ((MiB, "MiB"), (1024, "KiB")):
+        if size >= unit:
+            value = size / unit
+            return f"{value:.0f} {name}" if value.is_integer() else f"{value:.1f} {name}"
     return f"{size} bytes"
 
 
@@ -49,7 +49,7 @@ def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) 
         raise error(f"{where}: is a directory, not a {kind} file")
     if info.st_size > limit:
         raise error(
-            f"{where}: the {kind} file is too large ({describe_size(info.st_size)}; "
+            f"{where}: the {kind} file is too large ({info.st_size:,} bytes; "
             f"the limit is {describe_size(limit)})"
         )
     try:

@@ -16,7 +16,7 @@ from typing import Any
 from narrative_cli.domain import Card, RegexScript
 from narrative_cli.errors import BadInput
 from narrative_cli.load import files
-from narrative_cli.load.fields import Fields, json_type
+from narrative_cli.load.fields import Fields, json_type, with_article
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,8 @@ def regex_scripts(card: Card) -> list[RegexScript]:
     for index, item in enumerate(raw):
         try:
             if not isinstance(item, dict):
-                raise BadInput(f"regex script {index} is a {json_type(item)}, not an object")
+                raise BadInput(f"regex script {index} is {with_article(json_type(item))}, "
+                               "not an object")
             scripts.append(parse_regex_script(item, f"{card.name}: regex script {index}"))
         except BadInput as exc:
             log.warning("%s: skipped: %s", card.path or card.name, exc.message)
