@@ -455,3 +455,79 @@ def test_templates_exist_in_both_languages_with_the_same_placeholders() -> None:
             {part.split("}")[0] for part in template(lang, name).split("${")[1:]} for lang in LANGS
         ]
         assert holes[0] == holes[1], name
+
+
+# The sample cards shipped in sample_cards/, read by the real loaders and routed by the real
+# routing table. Keyword entries are picked by a plain key match on the user's input here (the
+# lore engine's activation has its own tests).
+SAMPLE_CASES = {
+    "lantern-keeper": ("lantern-keeper.png", "Tom", "I ask Edda why the bell tolls in the fog."),
+    "fog-harbor-zh": ("fog-harbor-zh.json", "林舟", "我问阿澜，渡船明天还开吗？"),
+}
+
+
+def sample_inputs(case: str) -> PromptInputs:
+    from narrative_cli.context.macros import env_for, expand
+    from narrative_cli.load.cards import load_card
+    from narrative_cli.load.language import card_language
+    from narrative_cli.lore.routing import classify
+    from narrative_cli.state.engine import GameState, state_summary
+
+    file, user_name, user_input = SAMPLE_CASES[case]
+    path = Path(__file__).resolve().parents[1] / "sample_cards" / file
+    if not path.exists():
+        pytest.skip(f"sample_cards/{file} is not available")
+    card = load_card(path)
+    lang = card_language(card)
+    entries = sorted(card.character_book.entries if card.character_book else [], key=_order)
+    routed = [(classify(e).name, e) for e in entries]
+
+    def texts(route: str) -> list[str]:
+        return [e.content for name, e in routed if name == route]
+
+    keyword = [
+        e.content
+        for name, e in routed
+        if name == "keyword" and any(k.lower() in user_input.lower() for k in e.keys)
+    ]
+    persona = Persona(user_name)
+    greeting = expand(card.first_mes, env_for(card, persona, lang=lang))
+    return PromptInputs(
+        card=card,
+        persona=persona,
+        lang=lang,  # type: ignore[arg-type]
+        turn=1,
+        user_input=user_input,
+        history=[HistoryTurn(0, "", greeting)],
+        state_summary=state_summary(GameState(), lang),
+        worldinfo1=texts("worldinfo1"),
+        worldinfo2=texts("worldinfo2"),
+        worldinfo3=texts("worldinfo3") + keyword,
+        mvu_rules=texts("mvu_update"),
+        clock=CLOCK,
+        rng=random.Random(1),
+    )
+
+
+def _order(entry: object) -> float:
+    return getattr(entry, "order", None) or 0
+
+
+@pytest.mark.parametrize("case", sorted(SAMPLE_CASES))
+@pytest.mark.parametrize("agent", ["planning", "writing", "merged_writing", "analysis"])
+def test_golden_sample_card_prompts(agent: str, case: str, update_golden: bool) -> None:
+    inputs = sample_inputs(case)
+    narrative = "The bell is quiet tonight." if inputs.lang == "en" else "雾里传来一声钟响。"
+    check_golden(build_prompt(agent, inputs, narrative), f"sample-{case}", update_golden)
+
+
+def test_sample_cards_reach_the_prompt_as_characters() -> None:
+    edda = build_merged_writing(sample_inputs("lantern-keeper"))
+    character = edda.block("character")
+    assert character is not None and character.text.startswith("Name: Edda\nDescription:\n")
+    note = edda.block("character_note")
+    assert note is not None and note.text == "Edda speaks in short, plain sentences."
+    harbor = build_planning(sample_inputs("fog-harbor-zh"))
+    assert harbor.messages[1].content.startswith("<character>\n名字：雾港\n描述：")
+    wi3 = harbor.block("worldinfo3")
+    assert wi3 is not None and "渡船由船夫老周驾驶" in wi3.text
