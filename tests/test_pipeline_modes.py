@@ -1,0 +1,191 @@
+"""Mode choice (merged / serial / parallel) and the calls each mode makes (scripted server)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from narrative_cli.errors import BadInput
+from narrative_cli.pipeline.orchestrator import choose_mode, run_turn
+from narrative_cli.pipeline.story import open_story
+
+from . import servers
+from .pipeline_support import (
+    DICE_TOOL,
+    PLAN,
+    Script,
+    backends_for,
+    block,
+    entry,
+    llm_tool,
+    message,
+    requests_of,
+    settings_for,
+    tool_entry,
+    write_card,
+)
+from .servers import RecordedRequest, ScriptedServer
+
+scripted_server = servers.scripted_server
+
+
+@pytest.mark.parametrize(
+    ("setting", "parallel", "tools", "recall", "label"),
+    [
+        ("auto", False, False, False, "merged"),
+        ("auto", False, True, False, "serial"),
+        ("auto", False, False, True, "serial"),
+        ("auto", True, True, False, "parallel"),
+        ("auto", True, False, False, "merged"),
+        ("merged", False, True, True, "merged"),
+        ("serial", True, False, False, "serial"),
+        ("parallel", False, False, False, "parallel"),
+    ],
+)
+def test_mode_rule(setting: str, parallel: bool, tools: bool, recall: bool, label: str) -> None:
+    assert choose_mode(setting, parallel, tools, recall).label == label
+
+
+def test_unknown_mode_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="--mode must be one of"):
+        choose_mode("fast", False, False, False)
+
+
+def _play(server: ScriptedServer, card: Path, text: str = "I board the ferry.", **pipe: Any):
+    settings = settings_for(server, **pipe)
+    story = open_story(card, settings=settings, seed=3)
+    return run_turn(story, text, backends_for(server, settings))
+
+
+def test_no_tools_and_no_recall_is_merged_with_two_calls(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    card = write_card(tmp_path, [entry(0, "The strait is cold.", constant=True, position=0)])
+    script = Script().install(scripted_server)
+    result = _play(scripted_server, card)
+    assert result.mode == "merged"
+    assert script.seen == ["merged_writing", "analysis"]
+    assert {agent: u.calls for agent, u in result.usage.agents.items()} == {
+        "merged_writing": 1,
+        "analysis": 1,
+    }
+    assert result.usage.total().calls == len(scripted_server.requests) == 2
+
+
+def test_text_recall_setting_makes_it_serial_with_three_calls(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    card = write_card(tmp_path, [])
+    script = Script().install(scripted_server)
+    result = _play(scripted_server, card, text_recall=True)
+    assert (result.mode, script.seen) == ("serial", ["planning", "writing", "analysis"])
+    planning = message(requests_of(scripted_server, "planning")[0], "system")
+    assert "No tools are available" in planning
+
+
+def test_a_planning_tool_makes_it_serial_and_dice_cost_no_call(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    card = write_card(tmp_path, [tool_entry(1, DICE_TOOL)])
+    plan = {**PLAN, "tool_calls": [{"tool": "roll_dice", "params": {"expr": "1d20+1"}}]}
+    script = Script({"planning": plan}).install(scripted_server)
+    result = _play(scripted_server, card)
+    assert (result.mode, script.seen) == ("serial", ["planning", "writing", "analysis"])
+    assert "roll_dice" in message(requests_of(scripted_server, "planning")[0], "system")
+    results = block(message(requests_of(scripted_server, "writing")[0], "user"), "tool_results")
+    assert results is not None and results.startswith("Check: 1d20+1 = [")
+
+
+def test_llm_tools_and_mvu_each_add_a_call(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    entries = [
+        tool_entry(1, llm_tool("lookup", "planning", ["user_input"])),
+        tool_entry(2, llm_tool("panel", "post_pipeline", ["narrative_text"])),
+        entry(3, '{"ferry": {"fuel": 10}}', comment="[initvar] vars"),
+    ]
+    card = write_card(tmp_path, entries)
+    plan = {**PLAN, "tool_calls": [{"tool": "lookup", "params": {}}]}
+    script = Script({"planning": plan}).install(scripted_server)
+    result = _play(scripted_server, card)
+    assert script.seen == [
+        "planning",
+        "tool:lookup",
+        "writing",
+        "analysis",
+        "tool:panel",
+        "mvu_extract",
+    ]
+    assert result.post_outputs == {"panel": "tool output"}
+    assert result.usage.agents["tool:lookup"].calls == 1
+
+
+def test_a_keyed_tool_is_active_only_when_its_key_is_typed(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    card = write_card(tmp_path, [tool_entry(1, DICE_TOOL, keys=("climb",))])
+    Script().install(scripted_server)
+    assert _play(scripted_server, card, "I sit down.").mode == "merged"
+    assert _play(scripted_server, card, "I climb the mast.").mode == "serial"
+
+
+def test_forced_merged_mode_skips_the_planner_even_with_tools(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    card = write_card(tmp_path, [tool_entry(1, DICE_TOOL)])
+    script = Script().install(scripted_server)
+    result = _play(scripted_server, card, mode="merged")
+    assert (result.mode, script.seen) == ("merged", ["merged_writing", "analysis"])
+
+
+def test_serial_mode_runs_post_tools_after_the_state_update(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    entries = [
+        tool_entry(1, DICE_TOOL),
+        tool_entry(2, llm_tool("panel", "post_pipeline", ["state_summary"])),
+    ]
+    card = write_card(tmp_path, entries)
+    script = Script().install(scripted_server)
+    _play(scripted_server, card)
+    assert script.seen == ["planning", "writing", "analysis", "tool:panel"]
+    panel = message(requests_of(scripted_server, "tool:panel")[0], "user")
+    assert "Location: ferry deck" in (block(panel, "state_summary") or "")
+
+
+def test_parallel_mode_overlaps_the_analysis_with_independent_tools(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    entries = [
+        tool_entry(1, DICE_TOOL),
+        tool_entry(2, llm_tool("weather", "post_pipeline", ["narrative_text"])),
+        tool_entry(3, llm_tool("panel", "post_pipeline", ["state_summary"])),
+    ]
+    card = write_card(tmp_path, entries)
+    weather_called = threading.Event()
+    overlap: list[bool] = []
+
+    def analysis(request: RecordedRequest) -> dict[str, Any]:
+        overlap.append(weather_called.wait(5))  # the analysis is still open when weather arrives
+        return {
+            "events": [{"type": "move", "params": {"location": "ferry deck"}}],
+            "summary_entries": ["Left the pier."],
+        }
+
+    def weather(request: RecordedRequest) -> str:
+        weather_called.set()
+        return "<weather>fog</weather>"
+
+    script = Script({"analysis": analysis, "tool:weather": weather}).install(scripted_server)
+    result = _play(scripted_server, card, parallel=True)
+    assert result.mode == "parallel"
+    assert overlap == [True]
+    assert sorted(script.seen) == sorted(
+        ["planning", "writing", "analysis", "tool:weather", "tool:panel"]
+    )
+    assert script.seen.index("tool:panel") > script.seen.index("analysis")
+    panel = message(requests_of(scripted_server, "tool:panel")[0], "user")
+    assert "Location: ferry deck" in (block(panel, "state_summary") or "")
+    assert list(result.post_outputs) == ["weather", "panel"]
+    assert result.summary_entries == ["[Turn 1] Left the pier."]
