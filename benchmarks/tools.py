@@ -5,10 +5,12 @@
 Prints medians over ``--rounds`` batches, and ratios against a baseline measured in the same
 run: a pure-Python function doing the same arithmetic, and a bare ``rng.randint`` roll.
 
-- code tool, cold: ``sandbox.run_code`` as the runner calls it (a new QuickJS context, the host
-  bootstrap, compiling the tool body, running it, JSON conversion).
-- code tool, warm: the same compiled function called again in an existing context: the cost a
-  pooled context would have, i.e. what the fresh-context isolation costs on top.
+- code tool, run_code: what the runner pays per call: a round trip to the helper process, a new
+  QuickJS context there, the host bootstrap, compiling the tool body, running it, JSON both ways.
+- code tool, fresh context in-process: the same without the helper process (its IPC cost).
+- code tool, warm: the compiled function called again in an existing context: the cost a pooled
+  context would have, i.e. what the fresh-context isolation costs on top.
+The helper process start (once per session) is timed on its own.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import quickjs
 
 from narrative_cli.rng import new_rng
 from narrative_cli.tools.dice import roll
-from narrative_cli.tools.sandbox import run_code
+from narrative_cli.tools.sandbox import run_code, run_in_process, shutdown
 
 CODE = "const dmg = params.base_damage - (params.armor || 0); return Math.max(1, dmg);"
 PARAMS = {"base_damage": 12, "armor": 5}
@@ -60,6 +62,22 @@ def warm_call() -> Callable[[], object]:
     return call
 
 
+def in_process() -> object:
+    request = {"op": "run", "code": CODE, "params": json.dumps(PARAMS), "seed": 1}
+    request.update(state=json.dumps(STATE), time=1.0, memory=32 * 1024 * 1024)
+    return run_in_process(request).value
+
+
+def helper_start_ms(rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        shutdown()
+        start = time.perf_counter()
+        run_code("return 1", {}, {})
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -67,13 +85,16 @@ def main() -> None:
     assert run_code(CODE, PARAMS, STATE).value == python_damage() == 7
 
     baseline = per_call_us(python_damage, 2000, rounds)
+    start = helper_start_ms(max(3, rounds // 3))
     cold = per_call_us(lambda: run_code(CODE, PARAMS, STATE), 200, rounds)
+    fresh = per_call_us(in_process, 200, rounds)
     warm = per_call_us(warm_call(), 2000, rounds)
     print(f"code tool (median of {rounds} rounds, µs per call)")
-    print(f"  pure-Python baseline      {baseline:9.2f}")
-    print(f"  QuickJS cold (run_code)   {cold:9.2f}   ×{cold / baseline:.0f} baseline")
-    print(f"  QuickJS warm (reused ctx) {warm:9.2f}   ×{warm / baseline:.0f} baseline")
-    print(f"  fresh-context overhead    {cold - warm:9.2f}   cold/warm ×{cold / warm:.1f}")
+    print(f"  pure-Python baseline          {baseline:9.2f}")
+    print(f"  run_code (helper, new ctx)    {cold:9.2f}   ×{cold / baseline:.0f} baseline")
+    print(f"  fresh context, in-process     {fresh:9.2f}   ×{fresh / baseline:.0f} baseline")
+    print(f"  warm (reused context)         {warm:9.2f}   ×{warm / baseline:.0f} baseline")
+    print(f"  cold/warm ×{cold / warm:.0f}; helper process start {start:.0f} ms (once)")
 
     rng = new_rng(1)
     bare = per_call_us(lambda: rng.randint(1, 20) + 5 >= 15, 20000, rounds)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import _thread
+import sys
+import threading
+
 import pytest
 
 from narrative_cli.tools.sandbox import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIME_LIMIT,
     MAX_RESULT_CHARS,
+    SandboxResult,
     check_syntax,
     run_code,
+    shutdown,
 )
 
 FAST = 0.25  # seconds; keeps the time-limit tests quick
@@ -250,3 +256,51 @@ def test_lone_surrogates_never_reach_quickjs_or_the_prompts():
     bad_code = "return '\ud800'"
     assert "lone UTF-16 surrogate" in (check_syntax(bad_code) or "")
     assert run_code(bad_code, {}, {}).error_kind == "syntax"
+
+
+# --- the outer wall: QuickJS runs in a helper process ------------------------------------------
+
+
+def test_regex_backtracking_hang_is_stopped_by_the_process_wall():
+    # QuickJS does not interrupt its regex engine, so only the helper process deadline helps.
+    code = "return /(a+)+$/.test('a'.repeat(40) + 'b')"
+    result = run_code(code, {}, {}, time_limit=0.2)
+    assert (result.ok, result.error_kind) == (False, "timeout")
+    assert result.message("en") == "code ran longer than 0.2 s and was stopped"
+    assert run_code("return 'after'", {}, {}).value == "after"
+
+
+def test_engine_crash_is_contained_and_the_helper_restarts():
+    # JSON.stringify of a very deep value overflows QuickJS's C stack (a segfault).
+    code = "let a = []; for (let i = 0; i < 100000; i++) a = [a]; return JSON.stringify(a)"
+    result = run_code(code, {}, {}, time_limit=0.2)
+    assert not result.ok and result.error_kind in ("crash", "timeout")
+    assert run_code("return 'alive'", {}, {}).value == "alive"
+    crash = SandboxResult(False, error_kind="crash")
+    assert crash.message("zh") == "JavaScript 引擎运行这段代码时崩溃，已重启"
+
+
+def test_a_dead_helper_is_replaced():
+    assert run_code("return 1", {}, {}).value == 1
+    shutdown()
+    assert run_code("return 2", {}, {}).value == 2
+
+
+def test_ctrl_c_while_waiting_leaves_no_stale_reply():
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_code("const t = Date.now(); while (Date.now() - t < 700) {} return 'stale'", {}, {})
+    timer.join()
+    assert run_code("return 'fresh'", {}, {}).value == "fresh"
+
+
+def test_helper_that_cannot_start_is_an_error_result(monkeypatch: pytest.MonkeyPatch):
+    shutdown()
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+    result = run_code("return 1", {}, {})
+    assert (result.ok, result.error_kind) == (False, "unavailable")
+    assert result.message("en").startswith("the JavaScript sandbox could not start: ")
+    assert check_syntax("return 1") is not None  # reported, not raised
+    monkeypatch.undo()
+    assert run_code("return 1", {}, {}).value == 1

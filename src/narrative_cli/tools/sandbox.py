@@ -1,20 +1,33 @@
 """Run a code tool's JavaScript inside QuickJS, with nothing of the host reachable.
 
-Every call gets a fresh QuickJS context (about 0.1 ms to create), so nothing a tool does to
-globals, prototypes or built-ins can reach the next call. The context has no module loader and
-no host functions: no files, no network, no Python. The code is the body of
-``function (params, state) { … }``; ``state`` is a deep-frozen copy of the session state,
-``params`` a plain copy of the call's parameters. ``Math.random`` is replaced by a generator
-seeded from the session RNG, so replays reproduce it. Errors, time-outs and memory blow-ups
+Two walls. Inside, every call gets a fresh QuickJS context with no module loader and no host
+functions (no files, no network, no Python), a time limit, a memory limit and a stack limit;
+nothing a tool does to globals, prototypes or built-ins reaches the next call. Outside, QuickJS
+runs in a long-lived helper process: a tool that hangs the engine in native code (a
+catastrophic regex backtrack is not interrupted by QuickJS) or crashes it (``JSON.stringify``
+of a very deeply nested value) gets the helper killed and restarted, and the story goes on.
+
+The code is the body of ``function (params, state) { … }``; ``state`` is a deep-frozen copy of
+the session state, ``params`` a plain copy of the call's parameters. ``Math.random`` is seeded
+from the session RNG, so replays reproduce it. Errors, time-outs, memory blow-ups and crashes
 come back as a ``SandboxResult`` with ``ok=False``; nothing here raises for bad tool code.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import itertools
 import json
+import os
+import queue
 import re
-from dataclasses import dataclass
-from typing import Any
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import asdict, dataclass
+from typing import IO, Any
 
 import quickjs
 
@@ -24,6 +37,9 @@ MAX_RESULT_CHARS = 65_536  # JSON text of a result
 _CHECK_TIME_LIMIT = 1.0
 _CHECK_MEMORY_LIMIT = 16 * 1024 * 1024
 _MAX_DETAIL_CHARS = 300
+_WALL_GRACE = 2.0  # seconds beyond twice the time limit before the helper process is killed
+_START_TIMEOUT = 30.0
+_WORKER_MAIN = "from narrative_cli.tools.sandbox import serve; serve()"
 
 # The host side of the sandbox, evaluated before any tool code runs. It captures the built-ins
 # it needs, so a tool that overwrites JSON, Object or eval cannot fool the conversion.
@@ -93,6 +109,14 @@ _MESSAGES = {
     "syntax": ("syntax error: {detail}", "语法错误：{detail}"),
     "exception": ("{detail}", "{detail}"),
     "result": ("result cannot be used: {detail}", "结果无法使用：{detail}"),
+    "crash": (
+        "the JavaScript engine crashed on this code and was restarted",
+        "JavaScript 引擎运行这段代码时崩溃，已重启",
+    ),
+    "unavailable": (
+        "the JavaScript sandbox could not start: {detail}",
+        "JavaScript 沙箱无法启动：{detail}",
+    ),
 }
 
 
@@ -102,7 +126,7 @@ class SandboxResult:
 
     ok: bool
     value: Any = None
-    error_kind: str = ""  # timeout | memory | stack | syntax | exception | result
+    error_kind: str = ""  # timeout | memory | stack | syntax | exception | result | crash
     detail: str = ""
     limit: float = 0.0  # the limit that was hit (seconds or MB), for the message
 
@@ -113,6 +137,10 @@ class SandboxResult:
         en, zh = _MESSAGES.get(self.error_kind, _MESSAGES["exception"])
         template = zh if lang == "zh" else en
         return template.format(limit=_number(self.limit), detail=self.detail)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SandboxResult:
+        return cls(**{key: data[key] for key in ("ok", "value", "error_kind", "detail", "limit")})
 
 
 def run_code(
@@ -127,13 +155,31 @@ def run_code(
     try:  # ASCII JSON: QuickJS never sees a lone surrogate (which would crash it)
         params_json = json.dumps(params, allow_nan=False)
         state_json = json.dumps(state, allow_nan=False)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, RecursionError) as error:
         return SandboxResult(False, error_kind="result", detail=f"input is not JSON: {error}")
     if _SURROGATE.search(code):
         return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER)
+    request: dict[str, Any] = {"op": "run", "code": code, "params": params_json}
+    request.update(state=state_json, seed=seed & 0xFFFFFFFF, time=time_limit, memory=memory_limit)
+    return _WORKER.request(request, time_limit)
+
+
+def check_syntax(code: str) -> str | None:
+    """The syntax error of a code tool's body (with its line), or None when it compiles."""
+    if _SURROGATE.search(code):
+        return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER).message("en")
+    request: dict[str, Any] = {"op": "check", "code": code, "params": "{}", "state": "{}"}
+    request.update(seed=0, time=_CHECK_TIME_LIMIT, memory=_CHECK_MEMORY_LIMIT)
+    result = _WORKER.request(request, _CHECK_TIME_LIMIT)
+    return None if result.ok else result.message("en")
+
+
+def run_in_process(request: dict[str, Any]) -> SandboxResult:
+    """One request run by QuickJS in this process (the helper's side of ``run_code``)."""
+    code, time_limit, memory_limit = request["code"], request["time"], request["memory"]
     try:
         host = _new_host(time_limit, memory_limit)
-        text = host("run", code, params_json, state_json, seed & 0xFFFFFFFF)
+        text = host(request["op"], code, request["params"], request["state"], request["seed"])
     except quickjs.JSException as error:
         return _failure(error, time_limit, memory_limit, code)
     except MemoryError:
@@ -141,17 +187,117 @@ def run_code(
     return _decode(text)
 
 
-def check_syntax(code: str) -> str | None:
-    """The syntax error of a code tool's body (with its line), or None when it compiles."""
-    if _SURROGATE.search(code):
-        return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER).message("en")
-    try:
-        host = _new_host(_CHECK_TIME_LIMIT, _CHECK_MEMORY_LIMIT)
-        host("check", code, "{}", "{}", 0)
-    except quickjs.JSException as error:
-        result = _failure(error, _CHECK_TIME_LIMIT, _CHECK_MEMORY_LIMIT, code)
-        return result.message("en")
-    return None
+def serve() -> None:
+    """The helper process: one JSON request per stdin line, one JSON reply per stdout line."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the story, not to us
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        reply = asdict(run_in_process(request))
+        sys.stdout.write(json.dumps({"id": request.get("id"), **reply}) + "\n")
+        sys.stdout.flush()
+
+
+class _Worker:
+    """The helper process: started on first use, killed and restarted when it hangs or dies."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._replies: queue.Queue[str | None] = queue.Queue()
+        self._ids = itertools.count(1)
+
+    def request(self, request: dict[str, Any], time_limit: float) -> SandboxResult:
+        with self._lock:
+            try:
+                process = self._running()
+            except (OSError, ValueError, RuntimeError) as error:
+                return SandboxResult(False, error_kind="unavailable", detail=str(error))
+            request_id = next(self._ids)
+            try:
+                reply = self._exchange(process, {"id": request_id, **request}, time_limit)
+            except BaseException:  # Ctrl-C while waiting: never leave a stale reply behind
+                self.stop()
+                raise
+            if reply is None or reply.get("id") != request_id:
+                self.stop()
+                return SandboxResult(False, error_kind="crash")
+            if reply.get("error_kind") == "wall":
+                return SandboxResult(False, error_kind="timeout", limit=time_limit)
+            return SandboxResult.from_dict(reply)
+
+    def _exchange(
+        self, process: subprocess.Popen[str], request: dict[str, Any], time_limit: float
+    ) -> dict[str, Any] | None:
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+        except OSError:
+            return None
+        try:
+            line = self._replies.get(timeout=time_limit * 2 + _WALL_GRACE)
+        except queue.Empty:
+            self.stop()
+            return {"id": request["id"], "error_kind": "wall"}
+        return None if line is None else dict(json.loads(line))
+
+    def _running(self) -> subprocess.Popen[str]:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self.stop()
+        self._replies = queue.Queue()
+        process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_MAIN],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            start_new_session=os.name == "posix",
+        )
+        assert process.stdout is not None
+        threading.Thread(target=_pump, args=(process.stdout, self._replies), daemon=True).start()
+        self._process = process
+        try:
+            ready = self._replies.get(timeout=_START_TIMEOUT)
+        except queue.Empty:
+            ready = None
+        if ready != "ready":
+            self.stop()
+            raise RuntimeError("the helper process did not start")
+        return process
+
+    def stop(self) -> None:
+        """Kill the helper process (a new one starts on the next request)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            process.kill()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            process.wait(timeout=5)
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def _pump(stream: IO[str], replies: queue.Queue[str | None]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            replies.put(line.rstrip("\n"))
+    replies.put(None)
+
+
+_WORKER = _Worker()
+atexit.register(_WORKER.stop)
+
+
+def shutdown() -> None:
+    """Stop the helper process now; the next call starts a fresh one."""
+    _WORKER.stop()
 
 
 def _new_host(time_limit: float, memory_limit: int) -> Any:
