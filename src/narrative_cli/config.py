@@ -38,6 +38,7 @@ _CHOICES = {
     "response_format": ("auto", "json_schema", "json_object", "none"),
 }
 _KEY_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
+_LOCAL_ONLY = {"model_path", "context_size", "slots", "threads"}
 ADHOC_FIELDS = ("provider", "base_url", "model", "api_key_env", "model_path")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -105,6 +106,9 @@ class PipelineSettings:
     seed: int | None = None
 
 
+_PIPELINE_NAMES = tuple(f.name for f in fields(PipelineSettings))
+
+
 def builtin_profiles() -> dict[str, Profile]:
     """Profiles that exist without any config file."""
     return {
@@ -161,8 +165,8 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
     """Settings from defaults < config.yaml < NARRATIVE_* env < ``overrides`` (flags)."""
     path = paths.config_file()
     settings = read_config_file(path) if path.exists() else Settings()
-    _apply_layer(settings, env_overrides(), "environment")
-    _apply_layer(settings, {k: v for k, v in (overrides or {}).items() if v is not None}, "flag")
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    _apply_layers(settings, env_overrides(), flags)
     return settings
 
 
@@ -269,7 +273,7 @@ def _check_choice(value: Any, key: str, where: str) -> None:
 
 def env_overrides() -> dict[str, Any]:
     """Settings given as ``NARRATIVE_*`` environment variables (raw strings, typed later)."""
-    names = ["profile", *ADHOC_FIELDS, *(f.name for f in fields(PipelineSettings))]
+    names = ["profile", *ADHOC_FIELDS, *_PIPELINE_NAMES]
     found = {}
     for name in names:
         value = os.environ.get(f"NARRATIVE_{name.upper()}")
@@ -278,25 +282,26 @@ def env_overrides() -> dict[str, Any]:
     return found
 
 
-def _apply_layer(settings: Settings, layer: dict[str, Any], origin: str) -> None:
-    pipeline_names = {f.name for f in fields(PipelineSettings)}
-    for name, value in layer.items():
-        if name in pipeline_names:
-            where = f"NARRATIVE_{name.upper()}" if origin == "environment" else f"--{name}"
-            typed = parse_env_value(PipelineSettings, name, value, where)
-            setattr(settings.pipeline, name, typed)
-            if name in ("mode", "lang", "worldbook_source"):
-                _check_choice(typed, name, where)
-    if layer.get("profile"):
-        _select_profile(settings, str(layer["profile"]), origin)
-    adhoc = {k: layer[k] for k in ADHOC_FIELDS if layer.get(k) is not None}
+def _apply_layers(settings: Settings, env: dict[str, Any], flags: dict[str, Any]) -> None:
+    for layer, origin in ((env, "environment"), (flags, "flag")):
+        for name, value in layer.items():
+            if name in _PIPELINE_NAMES:
+                where = f"NARRATIVE_{name.upper()}" if origin == "environment" else f"--{name}"
+                typed = parse_env_value(PipelineSettings, name, value, where)
+                if name in ("mode", "lang", "worldbook_source"):
+                    _check_choice(typed, name, where)
+                setattr(settings.pipeline, name, typed)
+    if flags.get("profile"):
+        _select_profile(settings, str(flags["profile"]), "--profile")
+    elif env.get("profile"):
+        _select_profile(settings, str(env["profile"]), "NARRATIVE_PROFILE")
+    adhoc = {k: v for layer in (env, flags) for k, v in layer.items() if k in ADHOC_FIELDS}
     if adhoc:
-        _apply_adhoc(settings, adhoc, origin)
+        _apply_adhoc(settings, adhoc, "--provider" if "provider" in flags else "NARRATIVE_PROVIDER")
 
 
-def _select_profile(settings: Settings, name: str, origin: str) -> None:
+def _select_profile(settings: Settings, name: str, where: str) -> None:
     if name not in settings.profiles:
-        where = "NARRATIVE_PROFILE" if origin == "environment" else "--profile"
         raise ConfigError(
             f"{where}: no profile named {name!r} (have {', '.join(sorted(settings.profiles))})"
         )
@@ -304,11 +309,11 @@ def _select_profile(settings: Settings, name: str, origin: str) -> None:
     settings.profile_forced = True
 
 
-def _apply_adhoc(settings: Settings, values: dict[str, Any], origin: str) -> None:
+def _apply_adhoc(settings: Settings, values: dict[str, Any], where: str) -> None:
+    """An ``adhoc`` profile: the chosen profile with the flags applied, or a new provider's."""
     base = settings.profiles[settings.default_profile]
     provider = str(values.get("provider", base.provider))
     if provider not in PROVIDERS:
-        where = "NARRATIVE_PROVIDER" if origin == "environment" else "--provider"
         raise ConfigError(
             f"{where}: unknown provider {provider!r} (expected {', '.join(PROVIDERS)})"
         )
@@ -438,8 +443,11 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
     """The effective settings as plain data for ``config show``; keys appear only as a status."""
     profiles = {}
     for name, profile in settings.profiles.items():
-        data = {f.name: getattr(profile, f.name) for f in fields(Profile) if f.name != "name"}
+        skip = {"name"} | (set() if profile.provider == "local" else _LOCAL_ONLY)
+        data = {f.name: getattr(profile, f.name) for f in fields(Profile) if f.name not in skip}
         data = {k: v for k, v in data.items() if v not in (None, {}, [])}
+        if profile.provider == "local":
+            data["model_path"] = profile.model_path or "(bundled SmolLM2-135M-Instruct)"
         data["api_key"] = key_status(profile)
         profiles[name] = data
     agents = {
@@ -454,3 +462,14 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
         "pipeline": dict(vars(settings.pipeline)),
         "lore": settings.lore,
     }
+
+
+def create_config_file(text: str, *, force: bool = False) -> Path:
+    """Write ``text`` as config.yaml once it loads cleanly; an existing file needs ``force``."""
+    path = paths.config_file()
+    if path.exists() and not force:
+        raise ConfigError(f"{path} already exists", hint="pass --force to overwrite it")
+    settings_from_dict(yaml.safe_load(text) or {}, "config template")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

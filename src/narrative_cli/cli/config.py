@@ -1,0 +1,91 @@
+"""``narrative config init|show|path``: create, inspect and locate config.yaml."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from narrative_cli import paths
+
+config_app = typer.Typer(
+    name="config", help="Create, show or locate config.yaml.", no_args_is_help=True
+)
+
+TEMPLATE = """\
+# narrative-cli configuration. Precedence: command-line flag > NARRATIVE_* variable > this file.
+# Keys never go in this file: name the environment variable that holds each key (api_key_env),
+# or a key file readable only by you (api_key_file, chmod 600).
+
+default_profile: local          # the embedded model: no key, no network
+
+profiles:
+  local: {provider: local, model_path: null}    # null = bundled SmolLM2-135M; or a GGUF path
+  deepseek:
+    provider: openai
+    base_url: https://api.deepseek.com/v1
+    model: deepseek-chat
+    api_key_env: DEEPSEEK_API_KEY
+  claude: {provider: anthropic, model: claude-sonnet-4-5, api_key_env: ANTHROPIC_API_KEY}
+  # ollama: {provider: openai, base_url: "http://127.0.0.1:11434/v1", model: qwen2.5:7b}
+
+agents:                         # any agent may use another profile and its own settings
+  planning: {temperature: 0.7, max_tokens: 2048}
+  writing: {temperature: 0.9, max_tokens: 4096}
+  # analysis: {profile: deepseek, temperature: 0.3, read_timeout: 180}
+
+pipeline:
+  recent_turns_for_planning: 4
+  planning_growth_margin: 4
+  recent_turns_for_writing: 3
+  writing_growth_margin: 4
+  parallel: false
+  text_recall: false
+  text_recall_budget: 2000
+  preset_mode: none
+  worldbook_source: auto        # auto | card | world
+  mode: auto                    # auto | serial | merged | parallel
+  lang: auto                    # auto | zh | en
+"""
+
+def register(app: typer.Typer) -> None:
+    """Add the ``config`` command group to the root app."""
+    app.add_typer(config_app, name="config")
+
+
+@config_app.command("init")
+def config_init(
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented config.yaml to start from."""
+    from narrative_cli.config import create_config_file
+
+    typer.echo(f"wrote {create_config_file(TEMPLATE, force=force)}")
+
+
+@config_app.command("show")
+def config_show(
+    profile: Annotated[str | None, typer.Option("--profile", help="Use this profile.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="openai|anthropic|local")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Ad hoc base URL.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Ad hoc model name.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Variable that holds the key.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of YAML.")] = False,
+) -> None:
+    """Print the settings in effect (flags, environment, file, defaults); keys are never shown."""
+    from narrative_cli.config import load_settings, settings_summary
+    from narrative_cli.ui.config_view import render_settings
+
+    flags = {"profile": profile, "provider": provider, "base_url": base_url, "model": model}
+    settings = load_settings({**flags, "api_key_env": api_key_env})
+    render_settings(settings_summary(settings), as_json=as_json)
+
+
+@config_app.command("path")
+def config_path() -> None:
+    """Print where config.yaml lives (NARRATIVE_HOME moves it)."""
+    typer.echo(str(paths.config_file()))
