@@ -156,7 +156,8 @@ class Scan:
             rng=self.rng,
         )
         for item, why in filter_groups(new, groups):
-            self.rejected[item.rank] = why
+            if not (why.endswith("earlier step") and item.rank in self.rejected):
+                self.rejected[item.rank] = why  # keep why it lost the group in the first place
         budget = self.settings.budget
         pass_tokens = 0
         admitted: list[Prepared] = []

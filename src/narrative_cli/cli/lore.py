@@ -1,0 +1,55 @@
+"""``narrative lore test``: which lore entries a text activates, why, and where each goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+lore_app = typer.Typer(help="Author tools for lorebooks.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lore_app, name="lore")
+
+
+@lore_app.command("test")
+def lore_test_command(
+    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
+    text: Annotated[str, typer.Argument(help="The user's input to scan, as typed this turn.")],
+    lorebook: Annotated[
+        list[Path] | None, typer.Option("--lorebook", help="World file to use (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for probability and group rolls.")] = 0,
+    user_name: Annotated[str, typer.Option("--user-name", help="Name for {{user}}.")] = "User",
+) -> None:
+    """Show which entries TEXT activates, why, where each is routed, and what was rejected."""
+    from narrative_cli.cli.inspect import user_errors
+    from narrative_cli.config import load_settings
+    from narrative_cli.load import load_card, load_lorebook
+    from narrative_cli.lore.report import lore_test, report_dict
+
+    with user_errors():
+        settings = load_settings()
+        worlds = [load_lorebook(path) for path in lorebook or []]
+        source = settings.pipeline.worldbook_source
+        outcome = lore_test(
+            load_card(card),
+            worlds,
+            text,
+            lore=settings.lore,
+            source=source,
+            seed=seed,
+            user_name=user_name,
+        )
+    if as_json:
+        for problem in outcome.problems:
+            typer.echo(f"warning: {problem}", err=True)
+        typer.echo(json.dumps(report_dict(outcome.result), ensure_ascii=False, indent=2))
+        return
+    from narrative_cli.ui.lore_view import render_lore_test
+
+    render_lore_test(outcome.result, outcome.problems)

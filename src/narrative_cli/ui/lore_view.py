@@ -1,0 +1,61 @@
+"""``narrative lore test`` rendered: activated entries with route and reason, then rejections."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from narrative_cli.lore.engine import ActivationResult
+
+ROUTE_STYLES = {
+    "worldinfo1": "bold cyan",
+    "worldinfo2": "cyan",
+    "worldinfo3": "blue",
+    "keyword": "green",
+    "outlet": "magenta",
+    "unrouted": "red",
+}
+
+
+def render_lore_test(
+    result: ActivationResult, problems: list[str], console: Console | None = None
+) -> None:
+    """Print the activated and rejected entries as tables, then the budget line."""
+    from rich.console import Console as RichConsole
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console or RichConsole(highlight=False)
+    for problem in problems:
+        out.print(Text(f"warning: {problem}", style="yellow"))
+    if result.activated:
+        table = Table(title="Activated", title_justify="left")
+        for column in ("uid", "comment", "route", "reason"):
+            table.add_column(column, overflow="fold")
+        for item in result.activated:
+            route = Text(item.route, style=ROUTE_STYLES.get(item.route, ""))
+            table.add_row(*_cells(item.entry.uid, item.entry.comment), route, Text(item.reason))
+        out.print(table)
+    else:
+        out.print(Text("No entry activated.", style="dim"))
+    if result.rejected:
+        table = Table(title="Rejected", title_justify="left")
+        for column in ("uid", "comment", "reason"):
+            table.add_column(column, overflow="fold")
+        for rejection in result.rejected:
+            table.add_row(*_cells(rejection.entry.uid, rejection.entry.comment, rejection.reason))
+        out.print(table)
+    summary = (
+        f"{len(result.activated)} activated, {len(result.rejected)} rejected; "
+        f"{result.tokens} of {result.budget} budget tokens; {result.steps} scan steps"
+    )
+    out.print(Text(summary, style="dim"))
+
+
+def _cells(*values: object) -> list[Any]:
+    """Plain Text cells, so comments like ``[UI]`` are never read as markup."""
+    from rich.text import Text
+
+    return [Text(str(value)) for value in values]

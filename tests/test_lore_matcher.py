@@ -1,0 +1,148 @@
+"""Lore key matching: SillyTavern's plain, whole-word, case and /regex/flags rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from narrative_cli.lore.jsregex import MAX_REGEX_TEXT, required_literals, split_key
+from narrative_cli.lore.matcher import ProbeIndex, compile_key, key_matches, substitute_names
+
+M = "\x01"  # SillyTavern's message-start marker in scan text
+
+
+def matches(key: str, text: str, *, case: bool = False, words: bool = True) -> bool:
+    compiled = compile_key(
+        key,
+        case_sensitive=case,
+        whole_words=words,
+        substitute=lambda t: substitute_names(t, "Alice", "Seraphina"),
+    )
+    assert compiled is not None
+    return key_matches(compiled, M + text)
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "words", "expected"),
+    [
+        # Chinese keys: every CJK character is a word boundary for JS's ASCII \W.
+        ("露米埃尔", "我们明天去露米埃尔村吧", True, True),
+        ("露米埃尔", "露米埃尔", True, True),
+        ("露米埃尔", "去露米埃尔。", True, True),
+        ("露米埃尔", "abc露米埃尔", True, False),  # glued to an ASCII letter
+        ("露米埃尔", "露米埃尔2号", True, False),  # glued to an ASCII digit
+        ("露米埃尔", "abc露米埃尔", False, True),  # whole words off: substring
+        ("月影阁", "月影閣", True, False),
+        # English whole words
+        ("cat", "concatenate", True, False),
+        ("cat", "concatenate", False, True),
+        ("cat", "a cat!", True, True),
+        ("cat", "the_cat", True, False),  # underscore is a word character
+        ("cat", "CAT", True, True),  # case-insensitive by default
+        ("magical forest", "the magical forests", True, True),  # a key with spaces: substring
+        ("forest", "the magical forests", True, False),
+        # macros in keys
+        ("{{user}}", "Alice: hello", True, True),
+        ("{{char}}", "seraphina smiles", True, True),
+        ("<USER>", "alice waves", True, True),
+        ("{{user}}", "bob: hello", True, False),
+        # "/a/b/" has an unescaped slash: a plain key, not a regex
+        ("/a/b/", "see /a/b/ here", False, True),
+    ],
+)
+def test_plain_keys(key: str, text: str, words: bool, expected: bool) -> None:
+    assert matches(key, text, words=words) is expected
+
+
+def test_case_sensitive_keys_compare_exactly() -> None:
+    assert matches("Eldoria", "in eldoria", case=True) is False
+    assert matches("Eldoria", "in Eldoria", case=True) is True
+    assert matches("Eldoria", "in ELDORIA", case=False) is True
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "expected"),
+    [
+        ("/dr[ao]gon/i", "A DRAGON!", True),
+        ("/dr[ao]gon/", "A DRAGON!", False),  # no i flag: case matters
+        ("/cat/", "concatenate", True),  # regex keys ignore whole-word matching
+        ("/^hello/", "hello", False),  # the scan text starts with \x01
+        ("/\\x01hello/", "hello", True),
+        ("/\\x01Bob:/", "Alice: hi", False),
+        ("/\\x01{{user}}:/", "Alice: hi", True),
+        ("/foo$/", "foo\n", False),  # JS $ without m: the very end only
+        ("/foo$/m", "foo\nbar", True),
+        ("/a.b/", "a\nb", False),  # JS . stops at line terminators
+        ("/a.b/", "a\u2028b", False),
+        ("/a.b/s", "a\nb", True),
+        ("/\\bcat\\b/", "猫cat猫", True),  # JS \b is ASCII
+        ("/\\bcat\\b/", "concat", False),
+        ("/\\d/", "٣", False),  # JS \d is ASCII
+        ("/\\w+/", "漢字", False),
+        ("/\\s/", "a\u3000b", True),  # JS \s includes the ideographic space
+        ("/(?<n>x)\\k<n>/", "xx", True),  # named groups, JS spelling
+        ("/[^]/", "\n", True),
+        ("/hello/y", "hello", False),  # sticky: anchored at the start (the \x01)
+        ("/剑[术法]/", "他的剑术很好", True),
+        ("/a\\/b/", "a/b", True),
+        ("/\\e/", "e", True),  # unknown letter escapes are the letter in JS
+    ],
+)
+def test_regex_keys_follow_javascript(key: str, text: str, expected: bool) -> None:
+    assert matches(key, text) is expected
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("/(a+)+$/", "exponential"),
+        ("/(\\w*x)*y/", "exponential"),
+        ("/[abc/", "unterminated"),
+        ("/(?<=a+)b/", "not supported"),
+    ],
+)
+def test_unusable_regex_keys_are_reported_and_never_match(key: str, why: str) -> None:
+    compiled = compile_key(key, case_sensitive=False, whole_words=True)
+    assert compiled is not None
+    assert why in compiled.problem and key in compiled.problem
+    assert key_matches(compiled, M + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b") is False
+
+
+def test_regex_sees_a_capped_text_but_plain_keys_see_all() -> None:
+    text = M + "x" * MAX_REGEX_TEXT + "needle"
+    regex = compile_key("/needle/", case_sensitive=False, whole_words=True)
+    plain = compile_key("needle", case_sensitive=False, whole_words=True)
+    assert regex is not None and plain is not None
+    assert key_matches(regex, text) is False
+    assert key_matches(plain, text) is False  # glued to "x": not a whole word
+    assert key_matches(plain, text + " ") is False
+    assert key_matches(plain, M + "x " * 20000 + "needle") is True
+
+
+def test_empty_keys_never_match() -> None:
+    assert compile_key("   ", case_sensitive=False, whole_words=True) is None
+    assert (
+        compile_key(
+            "{{char}}",
+            case_sensitive=False,
+            whole_words=True,
+            substitute=lambda t: substitute_names(t, "A", ""),
+        )
+        is None
+    )
+
+
+def test_split_key_and_required_literals() -> None:
+    assert split_key("/abc/gi") == ("abc", "gi")
+    assert split_key("/abc/q") is None
+    assert split_key("abc") is None
+    assert required_literals("(?:艾琳|莉莉)丝的剑") == ("丝的剑",)
+    assert required_literals("x|y") == ()
+    assert required_literals("ab?cd+e") == ("cd", "a", "e")
+
+
+def test_probe_index_finds_overlapping_and_single_character_keys() -> None:
+    index = ProbeIndex(["村", "村长", "长老", "老村长", "铁匠", "x"])
+    assert index.scan("老村长来了") == {"村", "村长", "老村长"}
+    assert index.scan("长老们") == {"长老"}
+    assert index.scan("") == set()
+    assert index.scan("老村长来了") is index.scan("老村长来了")  # memoized
