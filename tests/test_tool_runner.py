@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from narrative_cli.domain import LoreEntry, Message
 from narrative_cli.errors import BackendTimeout
+from narrative_cli.load import load_card
 from narrative_cli.rng import new_rng
+from narrative_cli.state.engine import GameState
+from narrative_cli.state.mvu import parse_initvar
 from narrative_cli.tools.definitions import ToolDef, ToolSet, load_tools
 from narrative_cli.tools.llm_tools import (
     CANONICAL_CONTEXT_ORDER,
@@ -29,6 +33,7 @@ from narrative_cli.tools.runner import (
     tool_results_rule,
 )
 
+from .conftest import SAMPLES
 from .test_tool_definitions import ACTION_GENERATOR, STATE_PANEL, entry, tutorial_entries
 
 GUARD_CHECK = {
@@ -353,3 +358,52 @@ def test_context_values_are_used_verbatim():
     tool = _llm_tool(["narrative_text"])
     user = tool_messages(tool, {"narrative_text": "  缩进\n"}, "", "zh")[1].content
     assert user.startswith("<narrative_text>\n  缩进\n\n</narrative_text>")
+
+
+# --- the sample card's tools, end to end at the tools layer -----------------------------------
+
+
+def test_sample_card_tools_plan_and_post_pipeline():
+    card = load_card(SAMPLES / "lantern-keeper.png")
+    assert card.character_book is not None
+    entries = card.character_book.entries
+    tools = load_tools(entries)
+    assert [t.name for t in tools.tools] == ["roll_dice", "tide_clock", "keeper_log"]
+    assert tools.problems == []
+    initvar = next(e for e in entries if e.comment.startswith("[initvar]"))
+    game = GameState.from_dict({"time": {"day": 2, "hour": 6, "minute": 0}})
+    state = code_state(game.to_dict(), parse_initvar(initvar.content))
+
+    calls = [
+        {"tool": "roll_dice", "params": {"expr": "1d20+2", "dc": 12}},
+        {"tool": "tide_clock", "params": {}},
+        {"tool": "tide_clock", "params": {"hour": 0}},
+    ]
+    results = run_planning_calls(calls, tools, state, new_rng(3), RecordingLlm(), "en")
+    assert [r.ok for r in results] == [True, True, True]
+    for result, hour in zip(results[1:], (6, 0), strict=True):
+        tide = 1.6 + 1.4 * math.cos(2 * math.pi * (hour % 12.4) / 12.4)
+        height = math.floor(tide * 10 + 0.5) / 10  # JavaScript's Math.round
+        causeway = "open" if height < 0.8 else "flooded"
+        assert result.data == {"hour": hour, "tide_m": height, "causeway": causeway}
+    assert results[0].text.startswith("Check: 1d20+2 = [")
+
+    llm = RecordingLlm("<keeper_log>06:00. Fog. Lamp trimmed.</keeper_log>")
+    context = {"narrative_text": "You climb the tower.", "state_summary": "lamp oil 12 L"}
+    past = {1: "<keeper_log>Day 1, dusk. Fog.</keeper_log>"}
+    post = run_post_pipeline(
+        tools.post_pipeline(),
+        context,
+        state,
+        new_rng(3),
+        llm,
+        "en",
+        past_outputs=past,
+        current_turn=2,
+    )
+    assert post[0].text == "<keeper_log>06:00. Fog. Lamp trimmed.</keeper_log>"
+    system, user = llm.calls[0][1]
+    assert system.content.startswith("You are the logbook of Greyholm Light.")
+    assert "<tool_history>\n<keeper_log>\nDay 1, dusk. Fog.\n</keeper_log>\n</tool_history>" in (
+        user.content
+    )
