@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from narrative_cli.domain import ChatMessage, LoreEntry
+from narrative_cli.errors import ConfigError
 from narrative_cli.lore.engine import (
     ActivationResult,
     LoreSettings,
@@ -493,3 +494,35 @@ def test_invalid_regex_is_a_problem_not_a_crash() -> None:
     assert result.problems == [
         "entry 7 (坏正则): regex /(a+)+$/ nested repetition like (a+)+ can take exponential time"
     ]
+
+
+# --- settings ---------------------------------------------------------------------------
+
+
+def test_settings_defaults_and_dict_forms() -> None:
+    defaults = LoreSettings()
+    assert (defaults.recursive, defaults.match_whole_words, defaults.case_sensitive) == (
+        True,
+        True,
+        False,
+    )
+    assert (defaults.budget_percent, defaults.budget_cap, defaults.depth) == (25, 0, None)
+    custom = LoreSettings.from_dict(
+        {"world_info_depth": 3, "world_info_budget": 30, "recursive": "off", "unknown": 1}
+    )
+    assert (custom.depth, custom.budget_percent, custom.recursive) == (3, 30, False)
+    assert LoreSettings.from_dict(custom.to_dict()) == custom
+    assert LoreSettings.from_dict({"world_info_depth": 5000}).depth == 1000
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ({"world_info_depth": "deep"}, "world_info_depth"),
+        ({"max_recursion_steps": -1}, "max_recursion_steps"),
+        ({"match_whole_words": "maybe"}, "match_whole_words"),
+    ],
+)
+def test_bad_settings_name_the_key(data: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        LoreSettings.from_dict(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -117,3 +118,10 @@ def test_ai_v3_card_routes_constants_by_extensions_position() -> None:
         card.character_book.entries, "去玄天宗找大师兄", context=ScanContext(char_name=card.name)
     )
     assert [e.uid for e in routed_lore(keyed).worldinfo3] == [21, 2, 8, 14]
+
+
+def test_sillytavern_new_user_settings_read_as_lore_settings() -> None:
+    data = json.loads(fixture_file("st/settings-1.18.json").read_text(encoding="utf-8"))
+    settings = LoreSettings.from_dict(data["world_info_settings"])
+    assert (settings.depth, settings.recursive, settings.match_whole_words) == (2, True, True)
+    assert (settings.budget_percent, settings.budget_cap, settings.character_strategy) == (25, 0, 1)
