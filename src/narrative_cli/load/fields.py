@@ -48,6 +48,8 @@ class Fields:
 
     def text(self, key: str, default: str = "") -> str:
         value = self.obj.get(key)
+        if type(value) is str:  # the common case first: loaders read thousands of entries
+            return value
         if value is None:
             return default
         if isinstance(value, str):
@@ -58,6 +60,8 @@ class Fields:
 
     def opt_flag(self, key: str) -> bool | None:
         value = self.obj.get(key)
+        if type(value) is bool:
+            return value
         if value is None:
             return None
         if isinstance(value, (bool, int, float)):
@@ -72,6 +76,8 @@ class Fields:
 
     def opt_number(self, key: str) -> float | None:
         value = self.obj.get(key)
+        if type(value) is int or type(value) is float:
+            return value
         if value is None:
             return None
         if isinstance(value, bool):
@@ -86,6 +92,9 @@ class Fields:
         raise self.fail(key, "a number")
 
     def opt_int(self, key: str) -> int | None:
+        value = self.obj.get(key)
+        if type(value) is int:
+            return value
         number = self.opt_number(key)
         if number is None:
             return None

@@ -54,7 +54,9 @@ def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) 
         )
     try:
         with target.open("rb") as handle:
-            data = handle.read(limit + 1)
+            data = handle.read(info.st_size + 1)  # a buffer of the real size, not of the cap
+            if len(data) > info.st_size:  # it grew since stat(), or it is a special file
+                data += handle.read(limit + 1 - len(data))
     except OSError as exc:
         raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
     if len(data) > limit:  # grew while we looked, or a special file

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -44,13 +45,11 @@ def is_png(data: bytes) -> bool:
     return data.startswith(SIGNATURE)
 
 
-def parse_chunks(
-    data: bytes, *, check_crc: frozenset[bytes] = frozenset(TEXT_TYPES)
-) -> list[Chunk]:
-    """Every chunk up to IEND; raises PngError for a bad signature, truncation or a bad CRC."""
+def _spans(data: bytes, check_crc: frozenset[bytes]) -> Iterator[tuple[bytes, int, int]]:
+    """(type, start, end) of every chunk body up to IEND, checked, without copying bodies."""
     if not is_png(data):
         raise PngError("not a PNG image (the PNG signature is missing)")
-    chunks: list[Chunk] = []
+    view = memoryview(data)
     offset = len(SIGNATURE)
     while True:
         if offset + 8 > len(data):
@@ -63,15 +62,22 @@ def parse_chunks(
                 f"the PNG is truncated (chunk {name!r} needs {length} bytes, "
                 f"{max(0, len(data) - offset - 12)} are left)"
             )
-        body = data[offset + 8 : offset + 8 + length]
+        start = offset + 8
         if kind in check_crc:
-            (crc,) = struct.unpack(">I", data[offset + 8 + length : end])
-            if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+            (crc,) = struct.unpack(">I", data[start + length : end])
+            if zlib.crc32(view[start : start + length], zlib.crc32(kind)) != crc:
                 raise PngError(f"chunk {kind.decode('latin-1', 'replace')!r} has a bad CRC")
-        chunks.append(Chunk(kind, body))
+        yield kind, start, start + length
         offset = end
         if kind == b"IEND":
-            return chunks
+            return
+
+
+def parse_chunks(
+    data: bytes, *, check_crc: frozenset[bytes] = frozenset(TEXT_TYPES)
+) -> list[Chunk]:
+    """Every chunk up to IEND; raises PngError for a bad signature, truncation or a bad CRC."""
+    return [Chunk(kind, data[start:end]) for kind, start, end in _spans(data, check_crc)]
 
 
 def _inflate(data: bytes, what: str) -> bytes:
@@ -116,8 +122,9 @@ def decode_text_chunk(chunk: Chunk) -> TextChunk:
 
 
 def text_chunks(data: bytes) -> list[TextChunk]:
-    """Every text chunk of a PNG, in file order."""
-    return [decode_text_chunk(c) for c in parse_chunks(data) if c.type in TEXT_TYPES]
+    """Every text chunk of a PNG, in file order (image data is walked over, never copied)."""
+    return [decode_text_chunk(Chunk(kind, data[start:end]))
+            for kind, start, end in _spans(data, frozenset(TEXT_TYPES)) if kind in TEXT_TYPES]
 
 
 def chunk_bytes(chunk: Chunk) -> bytes:
