@@ -241,6 +241,7 @@ class PlaySession:
         self.store.commit_turn(self.session_id, result.to_record(), result.snapshot.to_dict())
         self.story.advance(result)
         self.account.add_turn(result.usage)
+        self.account.turns = result.number
         return result
 
     def _redo(
@@ -256,7 +257,6 @@ class PlaySession:
         result = run_turn(base, user_input, backends or self.backends, listener, self.trace)
         record, snapshot = result.to_record(), result.snapshot.to_dict()
         self.store.replace_turn(self.session_id, number, record, snapshot)
-        self.account.add_turn(result.usage)
         self._reload()
         return result
 
@@ -310,10 +310,7 @@ class PlaySession:
         views = self.store.turns(self.session_id)
         state = self.store.resume(self.session_id)
         self.story.restore([view.record for view in views], state.snapshot)
-        self.account = SessionAccount()
-        for view in views:
-            if view.number > 0:
-                self.account.add_turn(TurnAccount.from_dict(view.record.get("usage") or {}))
+        self.account = stored_account(self.store, self.session_id)
         self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
         self.previous = self._snapshot(state.number - 1) if state.number else None
 
@@ -383,6 +380,18 @@ class PlaySession:
 
     def _snapshot(self, number: int) -> Snapshot:
         return Snapshot.from_dict(self.store.snapshot(self.session_id, number))
+
+
+def stored_account(store: SessionStore, session_id: int) -> SessionAccount:
+    """The usage of every stored reply of a session (regenerated swipes included)."""
+    account = SessionAccount()
+    last = 0
+    for turn in store.iter_turns(session_id):
+        last = turn.number
+        for swipe in turn.swipes if turn.number else []:
+            account.add_turn(TurnAccount.from_dict(swipe.record.get("usage") or {}))
+    account.turns = last
+    return account
 
 
 def default_name(story: Story) -> str:

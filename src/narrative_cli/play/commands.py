@@ -1,0 +1,354 @@
+"""The one slash-command dispatcher of the REPL and of line mode.
+
+``Dispatcher(play, screen).handle(line)`` plays a turn for plain text and runs a command
+for a line starting with ``/`` (``//text`` plays ``/text``). It never raises for what a user
+can type: errors are shown on the screen and reported in the returned ``Outcome``, which
+says whether to quit, whether the line failed (a turn whose backend failed, a command that
+could not run) and whether it was a usage error (unknown command, bad argument).
+
+The dispatcher knows nothing of Rich or prompt_toolkit: it hands data to a ``Screen`` (the
+Rich one is ``ui.screen.RichScreen``; tests may use it with recording consoles).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled
+from narrative_cli.pipeline.events import PipelineEvent
+from narrative_cli.pipeline.story import TurnResult
+from narrative_cli.play import reports
+from narrative_cli.play.controller import PlaySession
+from narrative_cli.tools.dice import DiceRoll
+
+
+class TurnListener(Protocol):
+    """The live view of a running turn (a pipeline listener that remembers what it showed)."""
+
+    shown_warnings: list[str]
+
+    @property
+    def printed_story(self) -> bool: ...
+    @property
+    def elapsed(self) -> float: ...
+    def __call__(self, event: PipelineEvent) -> None: ...
+
+
+class Screen(Protocol):
+    """Where the dispatcher shows things."""
+
+    def turn(self, prefix: str = "") -> AbstractContextManager[TurnListener]: ...
+    def show_turn(
+        self, play: PlaySession, result: TurnResult, view: TurnListener, *, summary: bool
+    ) -> None: ...
+    def show_last(self, play: PlaySession) -> None: ...
+    def info(self, text: str) -> None: ...
+    def error(self, text: str, hint: str | None = None) -> None: ...
+    def panel(self, title: str, body: str) -> None: ...
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None: ...
+    def roll(self, rolled: DiceRoll) -> None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a handled line did."""
+
+    quit: bool = False
+    failed: bool = False  # a turn or command that did not work
+    usage_error: bool = False  # an unknown command or a bad argument
+    cancelled: bool = False  # Ctrl-C during a turn
+
+
+@dataclass(frozen=True)
+class Command:
+    """One slash command: its name, argument hint, one-line help and argument completions."""
+
+    name: str
+    args: str
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("help", "", "list the commands"),
+    Command("state", "", "the game state: time, place, items, relationships, quests, flags"),
+    Command("vars", "", "the MVU variables"),
+    Command("summary", "[on|off]", "the summary; on/off: each turn's new entry", ("on", "off")),
+    Command("lore", "", "the lore entries that activated this turn, and why"),
+    Command("tools", "", "the card's tools"),
+    Command("roll", "EXPR [adv|dis|explode] [dc N]", "roll dice (does not change the story)"),
+    Command("regen", "", "redo the last turn; the old reply stays as a swipe"),
+    Command("swipe", "[N]", "list the last turn's replies, or show reply N (state follows)"),
+    Command("undo", "", "drop the last turn"),
+    Command("branch", "[NAME]", "copy the story so far into a new session and play on there"),
+    Command("retry", "", "after a failed turn: try it again"),
+    Command("continue", "", "let the writer go on with the last reply"),
+    Command("trace", "on [DIR]|off", "write every model call to DIR", ("on", "off")),
+    Command("cost", "", "session totals: calls, tokens, what the cache saved"),
+    Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
+            ("auto", "merged", "serial", "parallel")),
+    Command("export", "FILE", "export the session (.jsonl SillyTavern chat, .json everything)"),
+    Command("quit", "", "leave (the story is saved after every turn)"),
+)
+ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
+BY_NAME = {command.name: command for command in COMMANDS}
+
+Handler = Callable[[list[str]], Outcome]
+
+
+class Dispatcher:
+    """Turns typed lines into turns and commands on a PlaySession (see the module doc)."""
+
+    def __init__(self, play: PlaySession, screen: Screen) -> None:
+        self.play = play
+        self.screen = screen
+        self.show_summary = True
+        self.rolls = 0
+
+    # -- entry point -------------------------------------------------------------------------
+
+    def handle(self, line: str) -> Outcome:
+        """Play a turn or run a command; never raises for user mistakes."""
+        text = line.strip()
+        if not text:
+            return Outcome()
+        if text.startswith("//"):
+            return self.say(text[1:])
+        if not text.startswith("/"):
+            return self.say(text)
+        try:
+            name, args = parse_command(text)
+        except ValueError as exc:
+            self.screen.error(f"cannot read the command: {exc}")
+            return Outcome(failed=True, usage_error=True)
+        return self.command(name, args)
+
+    def say(self, text: str) -> Outcome:
+        """Play one turn for what the user typed."""
+        return self._turn(lambda view: self.play.play(text, view))
+
+    def command(self, name: str, args: list[str]) -> Outcome:
+        """Run slash command ``name`` with its arguments."""
+        name = ALIASES.get(name, name)
+        handler: Handler | None = getattr(self, f"cmd_{name}", None)
+        if name not in BY_NAME or handler is None:
+            self.screen.error(f"unknown command /{name}", hint="/help lists the commands")
+            return Outcome(failed=True, usage_error=True)
+        try:
+            return handler(args)
+        except BadInput as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True, usage_error=True)
+        except NarrativeError as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True)
+
+    def _turn(self, action: Callable[[Any], TurnResult], prefix: str = "") -> Outcome:
+        try:
+            with self.screen.turn(prefix) as view:
+                result = action(view)
+        except TurnCancelled:
+            self.screen.info("Turn cancelled; nothing was saved.")
+            return Outcome(cancelled=True)
+        except BackendError as error:
+            self.screen.error(error.message, "type /retry to try the same turn again")
+            return Outcome(failed=True)
+        except BadInput as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True, usage_error=True)
+        except NarrativeError as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True)
+        self.screen.show_turn(self.play, result, view, summary=self.show_summary)
+        return Outcome()
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def cmd_help(self, args: list[str]) -> Outcome:
+        rows = [(f"/{c.name} {c.args}".strip(), c.help) for c in COMMANDS]
+        self.screen.table("Commands", ("command", "what it does"), rows)
+        return Outcome()
+
+    def cmd_state(self, args: list[str]) -> Outcome:
+        self.screen.panel(*reports.state_text(self.play))
+        return Outcome()
+
+    def cmd_vars(self, args: list[str]) -> Outcome:
+        self.screen.panel(*reports.vars_text(self.play))
+        return Outcome()
+
+    def cmd_summary(self, args: list[str]) -> Outcome:
+        if args:
+            self.show_summary = _on_off(args[0], "/summary")
+            self.screen.info(f"New summary entries: {'shown' if self.show_summary else 'hidden'}.")
+            return Outcome()
+        self.screen.panel(*reports.summary_text(self.play))
+        return Outcome()
+
+    def cmd_lore(self, args: list[str]) -> Outcome:
+        self.screen.table(*reports.lore_rows(self.play))
+        return Outcome()
+
+    def cmd_tools(self, args: list[str]) -> Outcome:
+        self.screen.table(*reports.tool_rows(self.play))
+        for problem in self.play.story.tools.problems:
+            self.screen.info(f"! {problem}")
+        return Outcome()
+
+    def cmd_roll(self, args: list[str]) -> Outcome:
+        from narrative_cli.rng import new_rng
+        from narrative_cli.tools.dice import DiceError, roll
+
+        expr, mode, dc = parse_roll(args)
+        self.rolls += 1
+        rng = new_rng(self.play.story.seed * 1_000_003 + self.rolls)
+        try:
+            rolled = roll(expr, mode, dc, rng)
+        except DiceError as error:
+            self.screen.error(error.localized(self.play.story.lang))
+            return Outcome(failed=True, usage_error=True)
+        self.screen.roll(rolled)
+        return Outcome()
+
+    def cmd_regen(self, args: list[str]) -> Outcome:
+        return self._turn(lambda view: self.play.regenerate(view))
+
+    def cmd_continue(self, args: list[str]) -> Outcome:
+        so_far = self.play.story.history[-1].narrative if self.play.turn else ""
+        if not self.play.turn:
+            raise NarrativeError("nothing to continue: the story is at its greeting")
+        return self._turn(lambda view: self.play.continue_(view), prefix=so_far)
+
+    def cmd_retry(self, args: list[str]) -> Outcome:
+        if self.play.failure is None:
+            raise NarrativeError("nothing to retry: the last turn did not fail")
+        return self._turn(lambda view: self.play.retry(view))
+
+    def cmd_swipe(self, args: list[str]) -> Outcome:
+        if not args:
+            self.screen.table(*reports.swipe_rows(self.play))
+            return Outcome()
+        index = _number(args[0], "/swipe N")
+        state = self.play.swipe(index)
+        self.screen.info(f"Turn {state.number}: reply {index} of {state.swipe_count}.")
+        self.screen.show_last(self.play)
+        return Outcome()
+
+    def cmd_undo(self, args: list[str]) -> Outcome:
+        now = self.play.undo()
+        self.screen.info(f"Undone. The story is back at turn {now}.")
+        self.screen.show_last(self.play)
+        return Outcome()
+
+    def cmd_branch(self, args: list[str]) -> Outcome:
+        new_id = self.play.branch(" ".join(args) or None)
+        info = self.play.info()
+        self.screen.info(f"Branched: now playing session {new_id} ({info.name}).")
+        return Outcome()
+
+    def cmd_trace(self, args: list[str]) -> Outcome:
+        if not args:
+            where = self.play.trace.directory if self.play.trace else None
+            self.screen.info(f"Trace: {'on, writing to ' + str(where) if where else 'off'}.")
+            return Outcome()
+        if _on_off(args[0], "/trace"):
+            directory = args[1] if len(args) > 1 else str(self.play.default_trace_dir())
+            writer = self.play.set_trace(directory)
+            self.screen.info(f"Trace on: writing to {writer.directory if writer else directory}.")
+        else:
+            self.play.set_trace(None)
+            self.screen.info("Trace off.")
+        return Outcome()
+
+    def cmd_cost(self, args: list[str]) -> Outcome:
+        self.screen.table(*reports.cost_rows(self.play))
+        self.screen.info(reports.cache_note(self.play))
+        return Outcome()
+
+    def cmd_mode(self, args: list[str]) -> Outcome:
+        if args:
+            self.play.set_mode(args[0])
+        self.screen.info(f"Mode: {self.play.mode}.")
+        return Outcome()
+
+    def cmd_export(self, args: list[str]) -> Outcome:
+        if not args:
+            raise BadInput("/export needs a file name, e.g. /export story.jsonl")
+        count, what = self.play.export(" ".join(args))
+        self.screen.info(f"Wrote {count} {what} to {' '.join(args)}.")
+        return Outcome()
+
+    def cmd_quit(self, args: list[str]) -> Outcome:
+        return Outcome(quit=True)
+
+
+def parse_command(text: str) -> tuple[str, list[str]]:
+    """``/name arg …`` → (name, args), quotes respected; ValueError for an unclosed quote."""
+    words = shlex.split(text[1:], posix=True)
+    if not words:
+        return "", []
+    return words[0].lower(), words[1:]
+
+
+_MODE_WORDS = {
+    "adv": "advantage", "advantage": "advantage", "dis": "disadvantage",
+    "disadvantage": "disadvantage", "explode": "exploding", "exploding": "exploding",
+    "normal": "normal", "优势": "advantage", "劣势": "disadvantage", "爆炸": "exploding",
+}
+
+
+def parse_roll(args: list[str]) -> tuple[str, str, str | None]:
+    """``/roll`` arguments → (expression, mode, dc)."""
+    words = iter(args)
+    expr: list[str] = []
+    mode, dc = "normal", None
+    for word in words:
+        low = word.lower()
+        if low in ("--mode", "-m"):
+            mode = next(words, "normal")
+        elif low in ("dc", "--dc"):
+            dc = next(words, None)
+        elif low.startswith(("dc=", "--dc=")):
+            dc = low.split("=", 1)[1]
+        elif low in _MODE_WORDS:
+            mode = _MODE_WORDS[low]
+        else:
+            expr.append(word)
+    if not expr:
+        raise BadInput("/roll needs a dice expression, e.g. /roll 1d20+5 dc 15")
+    return " ".join(expr), mode, dc
+
+
+def completions(text: str) -> Iterator[str]:
+    """Completions of a partly typed command line (command names, then argument choices)."""
+    if not text.startswith("/"):
+        return
+    if " " not in text:
+        for command in COMMANDS:
+            if command.name.startswith(text[1:].lower()):
+                yield "/" + command.name
+        return
+    name, _, rest = text[1:].partition(" ")
+    found = BY_NAME.get(ALIASES.get(name.lower(), name.lower()))
+    if found is not None and " " not in rest:
+        yield from (choice for choice in found.choices if choice.startswith(rest))
+
+
+def _on_off(word: str, where: str) -> bool:
+    low = word.lower()
+    if low in ("on", "yes", "1", "true"):
+        return True
+    if low in ("off", "no", "0", "false"):
+        return False
+    raise BadInput(f"{where}: expected on or off, got {word!r}")
+
+
+def _number(word: str, where: str) -> int:
+    try:
+        return int(word)
+    except ValueError:
+        raise BadInput(f"{where}: expected a number, got {word!r}") from None

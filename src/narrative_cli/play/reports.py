@@ -1,0 +1,124 @@
+"""What the information commands show, as plain data (titles, rows, texts).
+
+``/state``, ``/vars``, ``/summary``, ``/lore``, ``/tools``, ``/swipe`` and ``/cost`` read the
+session here; the screen only lays the data out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from narrative_cli.pipeline.accounting import AgentUsage
+from narrative_cli.play.controller import PlaySession
+
+Table = tuple[str, tuple[str, ...], Sequence[tuple[str, ...]]]
+
+
+def _zh(play: PlaySession) -> bool:
+    return play.story.lang == "zh"
+
+
+def state_text(play: PlaySession) -> tuple[str, str]:
+    """``/state``: the game state summary after the last turn."""
+    from narrative_cli.state.engine import GameState, state_summary
+
+    state = GameState.from_dict(play.story.snapshot.state)
+    title = f"{'状态' if _zh(play) else 'State'} ({_turn_word(play)})"
+    return title, state_summary(state, play.story.lang)
+
+
+def vars_text(play: PlaySession) -> tuple[str, str]:
+    """``/vars``: the MVU variables (or why there are none)."""
+    from narrative_cli.state.mvu import mvu_summary
+
+    title = f"{'变量' if _zh(play) else 'Variables'} ({_turn_word(play)})"
+    if play.story.snapshot.mvu is None and play.story.uses_mvu:
+        note = "（第一轮开始时初始化）" if _zh(play) else "(initialised when the first turn starts)"
+        return title, note
+    return title, mvu_summary(play.story.snapshot.mvu, play.story.lang)
+
+
+def summary_text(play: PlaySession) -> tuple[str, str]:
+    """``/summary``: every summary entry so far, labelled with its turn."""
+    from narrative_cli.state.summaries import SummaryStore
+
+    store = SummaryStore.from_dict(play.story.snapshot.summaries, play.story.lang)
+    empty = "（尚无故事摘要）" if _zh(play) else "(no summary yet)"
+    return ("摘要" if _zh(play) else "Summary"), store.render() or empty
+
+
+def lore_rows(play: PlaySession) -> Table:
+    """``/lore``: the entries the last turn activated, where each went and why."""
+    last = play.last
+    title = f"{'世界书' if _zh(play) else 'Lore'} ({_turn_word(play)})"
+    headers = ("uid", "entry", "route", "why")
+    if last is None:
+        return title, headers, []
+    rows = [
+        (str(item.get("uid", "")), str(item.get("comment", "")), str(item.get("route", "")),
+         str(item.get("reason", "")))
+        for item in last.lore
+    ]
+    return title, headers, rows
+
+
+def tool_rows(play: PlaySession) -> Table:
+    """``/tools``: the card's registered tools."""
+    rows = [
+        (tool.name, tool.type, tool.trigger, tool.description)
+        for tool in play.story.tools.tools
+    ]
+    return ("工具" if _zh(play) else "Tools"), ("name", "type", "trigger", "description"), rows
+
+
+def swipe_rows(play: PlaySession) -> Table:
+    """``/swipe``: the replies of the last turn, the one shown marked with ``*``."""
+    rows = [
+        (f"{'*' if swipe.selected else ' '}{swipe.index}", preview(swipe.narrative, 70))
+        for swipe in play.swipes()
+    ]
+    title = f"{'回复' if _zh(play) else 'Replies'} ({_turn_word(play)})"
+    return title, ("#", "reply"), rows
+
+
+def cost_rows(play: PlaySession) -> Table:
+    """``/cost``: calls, tokens, cached tokens and latency per agent over the session."""
+    rows = [_usage_row(agent, usage) for agent, usage in play.account.agents.items()]
+    rows.append(_usage_row("total", play.account.total()))
+    title = f"{'本会话用量' if _zh(play) else 'Session usage'} ({play.account.turns} turns)"
+    headers = ("agent", "calls", "prompt", "cached", "completion", "latency")
+    return title, headers, rows
+
+
+def _usage_row(agent: str, usage: AgentUsage) -> tuple[str, ...]:
+    mark = "~" if usage.estimated else ""
+    return (
+        agent,
+        str(usage.calls),
+        f"{mark}{usage.prompt_tokens:,}",
+        f"{usage.cached_tokens:,} ({usage.cache_share:.0%})",
+        f"{mark}{usage.completion_tokens:,}",
+        f"{usage.latency_ms / 1000:.1f} s",
+    )
+
+
+def cache_note(play: PlaySession) -> str:
+    """What the prompt cache saved over the session, in tokens and share of prompt tokens."""
+    total = play.account.total()
+    if not total.prompt_tokens:
+        return "No model calls yet in this session."
+    fresh = total.prompt_tokens - total.cached_tokens
+    return (
+        f"The cache served {total.cached_tokens:,} of {total.prompt_tokens:,} prompt tokens "
+        f"({total.cache_share:.0%}); {fresh:,} were processed fresh."
+    )
+
+
+def _turn_word(play: PlaySession) -> str:
+    return f"第{play.turn}轮" if _zh(play) else f"turn {play.turn}"
+
+
+def preview(text: str, limit: int = 70) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

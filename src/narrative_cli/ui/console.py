@@ -1,0 +1,124 @@
+"""The stdout and stderr consoles: colour, width and what a plain terminal can do.
+
+Colour is off with ``--no-color``, with ``NO_COLOR`` set to anything non-empty
+(no-color.org), on ``TERM=dumb`` and whenever the stream is not a terminal. The width comes
+from the terminal (Rich reads ``COLUMNS`` and the window size), 80 when nothing says. Live
+redrawing (the status line) needs a real terminal that is not ``dumb``; elsewhere turns are
+printed line by line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import IO
+
+from rich.console import Console
+from rich.theme import Theme
+
+THEME = Theme(
+    {
+        "story": "",
+        "user": "bold cyan",
+        "dim": "dim",
+        "warn": "yellow",
+        "error": "bold red",
+        "ok": "green",
+        "title": "bold",
+        "rejected": "dim strike",
+        "status": "cyan",
+    }
+)
+
+
+@dataclass
+class Consoles:
+    """Where output goes: ``out`` for the story and panels, ``err`` for errors and warnings."""
+
+    out: Console
+    err: Console
+    color: bool
+    live: bool  # the terminal can redraw a status line in place
+
+
+def color_wanted(no_color: bool = False) -> bool:
+    """False when the flag, ``NO_COLOR`` or a dumb terminal asks for plain output."""
+    if no_color or os.environ.get("NO_COLOR", "") != "":
+        return False
+    return os.environ.get("TERM", "") != "dumb"
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    """True when ``stream`` is an interactive terminal."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_consoles(
+    no_color: bool = False,
+    *,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    width: int | None = None,
+) -> Consoles:
+    """Consoles for the real streams (or the ones given), honouring colour and width."""
+    out_stream = stdout or sys.stdout
+    err_stream = stderr or sys.stderr
+    tty = is_terminal(out_stream)
+    color = color_wanted(no_color) and tty
+    out = _console(out_stream, color, tty, width)
+    err = _console(err_stream, color and is_terminal(err_stream), is_terminal(err_stream), width)
+    live = tty and os.environ.get("TERM", "") != "dumb"
+    return Consoles(out=out, err=err, color=color, live=live)
+
+
+def _console(stream: IO[str], color: bool, tty: bool, width: int | None) -> Console:
+    return Console(
+        file=stream,
+        theme=THEME,
+        color_system="auto" if color else None,
+        no_color=not color,
+        force_terminal=tty,
+        highlight=False,
+        emoji=False,
+        width=width or _width(tty),
+        soft_wrap=False,
+    )
+
+
+def _width(tty: bool) -> int | None:
+    """None lets Rich measure a terminal; plain streams use COLUMNS or 80."""
+    if tty:
+        return None
+    try:
+        return max(20, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 80
+
+
+def recording_consoles(width: int = 80) -> Consoles:
+    """Plain, fixed-width consoles that record what they print (tests, captured output)."""
+    import io
+
+    def make() -> Console:
+        return Console(
+            file=io.StringIO(),
+            theme=THEME,
+            color_system=None,
+            no_color=True,
+            force_terminal=False,
+            highlight=False,
+            emoji=False,
+            width=width,
+            record=True,
+        )
+
+    return Consoles(out=make(), err=make(), color=False, live=False)
+
+
+def captured(console: Console) -> str:
+    """Everything a recording console printed so far, as plain text."""
+    return console.export_text(clear=False, styles=False)

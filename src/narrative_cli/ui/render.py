@@ -1,0 +1,246 @@
+"""Renderables of a played story: header, greetings, story text, panels, state diff, footer.
+
+Every function returns a Rich renderable built from plain data, so tests print them to a
+fixed-width recording console and read the text. Labels are in the story's language
+(``zh`` or ``en``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from narrative_cli.pipeline.accounting import AgentUsage
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "greetings": "Greetings",
+        "session": "session",
+        "turn": "turn",
+        "model": "model",
+        "lore": "lore entries",
+        "tools": "tools",
+        "language": "language",
+        "outputs": "After the turn",
+        "changes": "State",
+        "rejected": "rejected",
+        "summary": "Summary",
+        "calls": "calls",
+        "tokens": "tokens",
+        "cached": "cached",
+        "no_changes": "no state changes",
+        "tool": "Tool",
+        "dice": "Dice",
+        "failed": "failed",
+        "help": "Commands",
+        "hint": "Type what your character says or does; /help lists the commands.",
+    },
+    "zh": {
+        "greetings": "开场白",
+        "session": "会话",
+        "turn": "轮次",
+        "model": "模型",
+        "lore": "世界书条目",
+        "tools": "工具",
+        "language": "语言",
+        "outputs": "回合后输出",
+        "changes": "状态",
+        "rejected": "已拒绝",
+        "summary": "摘要",
+        "calls": "调用",
+        "tokens": "令牌",
+        "cached": "缓存",
+        "no_changes": "状态无变化",
+        "tool": "工具",
+        "dice": "掷骰",
+        "failed": "失败",
+        "help": "命令",
+        "hint": "输入你的角色说的话或做的事；/help 列出所有命令。",
+    },
+}
+
+
+def labels(lang: str) -> dict[str, str]:
+    """The UI words of a language (Chinese for ``zh``, English otherwise)."""
+    return LABELS["zh" if lang == "zh" else "en"]
+
+
+def card_header(
+    name: str,
+    facts: Sequence[tuple[str, str]],
+    problems: Sequence[str] = (),
+) -> Panel:
+    """The panel shown when a story opens: the character's name and a few facts."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column()
+    for label, value in facts:
+        table.add_row(escape(label), escape(value))
+    body: list[RenderableType] = [table]
+    body.extend(Text(f"! {problem}", style="warn") for problem in problems)
+    return Panel(Group(*body), title=Text(name, style="title"), title_align="left", expand=False)
+
+
+def header_facts(
+    lang: str, *, session: str, turn: int, model: str, lore: int, tools: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The header's rows: session, turn, model, lore and tools."""
+    words = labels(lang)
+    return [
+        (words["session"], session),
+        (words["turn"], str(turn)),
+        (words["model"], model),
+        (words["lore"], str(lore)),
+        (words["tools"], ", ".join(tools) or "-"),
+        (words["language"], lang),
+    ]
+
+
+def greeting_menu(greetings: Sequence[str], lang: str, width: int = 70) -> Table:
+    """The card's greetings, numbered, each as a one-line preview."""
+    table = Table(title=labels(lang)["greetings"], title_justify="left", show_header=False)
+    table.add_column(justify="right", style="bold", no_wrap=True)
+    table.add_column(overflow="ellipsis", no_wrap=True, max_width=width)
+    for index, text in enumerate(greetings):
+        table.add_row(str(index), escape(preview(text, width)))
+    return table
+
+
+def preview(text: str, limit: int = 70) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def story_text(text: str) -> Text:
+    """The story as shown (already through the display regex scripts)."""
+    return Text(text, style="story")
+
+
+def user_line(name: str, text: str) -> Text:
+    """The user's input, echoed when a turn is shown again (resume, swipe)."""
+    return Text.assemble((f"{name}: ", "user"), (text, ""))
+
+
+def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
+    """A planning tool's result: dice with their verdict in colour, other tools as text."""
+    words = labels(lang)
+    name = str(result.get("tool", "?"))
+    ok = bool(result.get("ok"))
+    data = result.get("data")
+    if result.get("kind") == "dice" and isinstance(data, Mapping):
+        title = f"{words['dice']} {data.get('expr', '')}".strip()
+        style = _dice_style(data)
+    else:
+        title = f"{words['tool']} {name}"
+        style = "" if ok else "warn"
+    text = str(result.get("text", "")) or ("" if ok else words["failed"])
+    return Panel(Text(text, style=style), title=escape(title), title_align="left", expand=False)
+
+
+def _dice_style(data: Mapping[str, Any]) -> str:
+    critical, success = data.get("critical"), data.get("success")
+    if critical is not None:
+        return "bold yellow" if critical == "success" else "bold magenta"
+    if success is None:
+        return ""
+    return "bold green" if success else "bold red"
+
+
+def outputs_panel(outputs: Mapping[str, str], lang: str) -> Panel | None:
+    """Post-pipeline tool outputs (a keeper's log, a status block), or None when there are none."""
+    parts: list[RenderableType] = []
+    for tool, text in outputs.items():
+        if text.strip():
+            parts.append(Text(tool, style="dim"))
+            parts.append(Text(text.strip()))
+    if not parts:
+        return None
+    return Panel(Group(*parts), title=labels(lang)["outputs"], title_align="left", expand=False)
+
+
+def state_changes(
+    changes: Sequence[str],
+    rejected_events: Sequence[Mapping[str, Any]],
+    rejected_patches: Sequence[Mapping[str, Any]],
+    lang: str,
+) -> Text:
+    """The compact state diff: one line per change, rejected events and patches dimmed."""
+    words = labels(lang)
+    text = Text()
+    for line in changes:
+        text.append(f"  {line}\n")
+    for event in rejected_events:
+        what = f"{event.get('type') or '?'} {brief(_params(event.get('event')))}".strip()
+        text.append(f"  ✗ {what}: {event.get('reason', '')}\n", style="rejected")
+    for patch in rejected_patches:
+        text.append(f"  ✗ {brief(patch.get('patch'))}: {patch.get('reason', '')}\n", "rejected")
+    if not text.plain:
+        text.append(f"  {words['no_changes']}\n", style="dim")
+    text.rstrip()
+    return Text.assemble((f"{words['changes']}\n", "title"), text)
+
+
+def _params(event: Any) -> Any:
+    if isinstance(event, Mapping) and isinstance(event.get("params"), Mapping):
+        return event["params"]
+    return event
+
+
+def brief(value: Any, limit: int = 60) -> str:
+    """A value on one short line (JSON for anything but text)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return preview(text, limit)
+
+
+def summary_entries(lines: Sequence[str], lang: str) -> Text:
+    """The turn's new summary entry (or entries)."""
+    text = Text(f"{labels(lang)['summary']}\n", style="title")
+    for line in lines:
+        text.append(f"  {line}\n", style="dim")
+    text.rstrip()
+    return text
+
+
+def footer(usage: AgentUsage, lang: str, elapsed_s: float | None = None) -> Text:
+    """``calls 5 · tokens 1,234 in / 210 out · cached 40% · 3.2 s`` (``~`` when estimated)."""
+    words = labels(lang)
+    mark = "~" if usage.estimated else ""
+    seconds = elapsed_s if elapsed_s is not None else usage.latency_ms / 1000
+    parts = [
+        f"{words['calls']} {usage.calls}",
+        f"{words['tokens']} {mark}{usage.prompt_tokens:,} in"
+        f" / {mark}{usage.completion_tokens:,} out",
+        f"{words['cached']} {usage.cache_share:.0%}",
+        f"{seconds:.1f} s",
+    ]
+    if usage.failed_calls:
+        parts.insert(1, f"{usage.failed_calls} {words['failed']}")
+    return Text(" · ".join(parts), style="dim")
+
+
+def warning_lines(warnings: Sequence[str]) -> Text:
+    """Warnings of a turn that went on anyway, one per line."""
+    return Text("\n".join(f"! {w}" for w in warnings), style="warn")
+
+
+def text_panel(title: str, body: str) -> Panel:
+    """A titled panel of plain text (state, variables, summaries)."""
+    return Panel(Text(body or "-"), title=escape(title), title_align="left", expand=False)
+
+
+def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """A simple table of text rows (lore, tools, swipes, cost, help)."""
+    table = Table(title=escape(title), title_justify="left")
+    for header in headers:
+        table.add_column(escape(header), overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table

@@ -1,0 +1,142 @@
+"""The interactive prompt (prompt_toolkit): history, multi-line input, completion, toolbar.
+
+- History lives in ``paths.history_file()`` (under ``NARRATIVE_HOME``).
+- Enter sends the line; Esc then Enter (or Alt+Enter) inserts a line break, and so does a
+  line ending in a backslash.
+- Tab completes slash commands and their arguments (``/mode s`` → ``serial``, file names
+  after ``/export``, reply numbers after ``/swipe``).
+- The bottom toolbar shows the session, the turn, the model, the mode and the tokens spent.
+- Ctrl-C clears a typed line; at an empty prompt Ctrl-C or Ctrl-D leaves. Ctrl-C while a
+  turn runs cancels it (nothing is saved) and comes back to the prompt.
+
+Every typed line goes to the shared ``Dispatcher``; this module only reads lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from narrative_cli import paths
+from narrative_cli.errors import EXIT_OK
+from narrative_cli.play.commands import ALIASES, Dispatcher, completions
+from narrative_cli.play.controller import PlaySession
+
+PROMPT = "> "
+
+
+class SlashCompleter(Completer):
+    """Completes ``/command`` names and their arguments."""
+
+    def __init__(self, play: PlaySession | None = None) -> None:
+        self.play = play
+        self.paths = PathCompleter(expanduser=True)
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or "\n" in text:
+            return
+        name, space, rest = text[1:].partition(" ")
+        command = ALIASES.get(name.lower(), name.lower())
+        if space and command == "export":
+            yield from self.paths.get_completions(Document(rest, len(rest)), complete_event)
+            return
+        if space and command == "swipe" and self.play is not None:
+            for swipe in self.play.swipes():
+                if str(swipe.index).startswith(rest):
+                    yield Completion(str(swipe.index), start_position=-len(rest))
+            return
+        start = -len(rest) if space else -len(text)
+        for choice in completions(text):
+            yield Completion(choice, start_position=start)
+
+
+def key_bindings() -> KeyBindings:
+    """Enter sends (a trailing backslash continues), Esc+Enter breaks the line, Ctrl-C."""
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        document = buffer.document
+        if document.is_cursor_at_the_end and document.text_before_cursor.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=EOFError())
+
+    return bindings
+
+
+def toolbar_text(play: PlaySession) -> str:
+    """`` session 3 · turn 4 · gpt-4o-mini · serial · 12,345 tokens (40% cached) ``."""
+    total = play.account.total()
+    tokens = total.prompt_tokens + total.completion_tokens
+    return (
+        f" session {play.session_id} · turn {play.turn} · {play.model_name()} · {play.mode}"
+        f" · {tokens:,} tokens ({total.cache_share:.0%} cached) "
+    )
+
+
+def make_prompt(play: PlaySession) -> PromptSession[str]:
+    """The prompt_toolkit session of the REPL."""
+    history_path = paths.history_file()
+    history_path.parent.mkdir(parents=True, exist_ok=True)
+    return PromptSession(
+        history=FileHistory(str(history_path)),
+        completer=SlashCompleter(play),
+        complete_while_typing=False,
+        key_bindings=key_bindings(),
+        bottom_toolbar=lambda: toolbar_text(play),
+        multiline=False,
+        enable_history_search=True,
+    )
+
+
+def run_repl(dispatcher: Dispatcher) -> int:
+    """Read lines until /quit, Ctrl-D or Ctrl-C at an empty prompt; returns the exit code."""
+    session = make_prompt(dispatcher.play)
+    while True:
+        try:
+            line = session.prompt(PROMPT)
+        except EOFError:
+            break
+        except KeyboardInterrupt:  # not bound above on some terminals: treat as leaving
+            break
+        outcome = dispatcher.handle(line)
+        if outcome.quit:
+            break
+    return EXIT_OK
+
+
+def ask_greeting(count: int) -> int:
+    """Ask which of ``count`` greetings to start with (Enter: 0)."""
+    session: PromptSession[str] = PromptSession()
+    while True:
+        try:
+            answer = session.prompt(f"Greeting [0-{count - 1}, Enter for 0]: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        if not answer:
+            return 0
+        if answer.isdigit() and int(answer) < count:
+            return int(answer)

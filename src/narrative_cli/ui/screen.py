@@ -1,0 +1,178 @@
+"""The Rich screen of a played story: what the slash-command dispatcher shows, and how.
+
+``RichScreen`` implements ``play.commands.Screen``. The story's displayed text goes through
+the card's display regex scripts (``ui.regex_display``) and HTML they produce is flattened for
+the terminal; records and prompts keep the raw text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from narrative_cli.pipeline.story import Snapshot, TurnResult
+from narrative_cli.play.commands import TurnListener
+from narrative_cli.play.controller import PlaySession
+from narrative_cli.tools.dice import DiceRoll
+from narrative_cli.ui import render
+from narrative_cli.ui.console import Consoles
+from narrative_cli.ui.regex_display import AI_OUTPUT, RegexDisplay, display_for, terminal_text
+from narrative_cli.ui.status import TurnView
+
+
+class RichScreen:
+    """Shows turns, panels and messages of one PlaySession on a pair of consoles."""
+
+    def __init__(self, consoles: Consoles, lang: str, display: RegexDisplay | None = None) -> None:
+        self.consoles = consoles
+        self.lang = lang
+        self.display = display or RegexDisplay()
+        self._prefix = ""
+
+    @classmethod
+    def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
+        """A screen in the story's language with the card's display scripts."""
+        story = play.story
+        return cls(consoles, story.lang, display_for(story.card, story.persona, story.lang))
+
+    # -- text as displayed -------------------------------------------------------------------
+
+    def shown(self, text: str, depth: int = 0) -> str:
+        """The model's text as the author meant it to be displayed."""
+        return terminal_text(self.display.ai_output(text, depth))
+
+    def shown_input(self, text: str, depth: int = 1) -> str:
+        """The user's text as displayed (placement 1 scripts)."""
+        return terminal_text(self.display.user_input(text, depth))
+
+    def print(self, renderable: RenderableType = "") -> None:
+        self.consoles.out.print(renderable)
+
+    # -- turns -------------------------------------------------------------------------------
+
+    @contextmanager
+    def turn(self, prefix: str = "") -> Iterator[TurnListener]:
+        """The live view of a running turn; ``prefix`` (a reply being continued) shows first."""
+        hold = self.display.applies_to(AI_OUTPUT)
+        self._prefix = prefix
+        if prefix:
+            self.print(render.story_text(self.shown(prefix)))
+        with TurnView(self.consoles, self.lang, hold=hold) as view:
+            yield view
+
+    def show_turn(
+        self, play: PlaySession, result: TurnResult, view: TurnListener, *, summary: bool
+    ) -> None:
+        """Everything after the streamed story: outputs, state diff, summary, warnings, footer."""
+        new_text = _after_prefix(result.narrative, self._prefix)
+        if not view.printed_story:
+            self.print(render.story_text(self.shown(new_text)))
+        elif _streamed(view).strip() not in new_text:
+            self.print(Text("(as kept after clean-up:)", style="dim"))
+            self.print(render.story_text(self.shown(new_text)))
+        before = play.previous
+        if before is not None:
+            from narrative_cli.pipeline.story import ensure_mvu
+
+            before = ensure_mvu(play.story, before)[0]
+        self._after(before, result, summary)
+        unseen = [w for w in result.warnings if w not in view.shown_warnings]
+        if unseen:
+            self.print(render.warning_lines(unseen))
+        self.print(render.footer(result.usage.total(), self.lang, view.elapsed))
+
+    def _after(self, before: Snapshot | None, result: TurnResult, summary: bool) -> None:
+        outputs = {tool: self.shown(text) for tool, text in result.post_outputs.items()}
+        panel = render.outputs_panel(outputs, self.lang)
+        if panel is not None:
+            self.print(panel)
+        self.print(
+            render.state_changes(
+                state_lines(before, result.snapshot, self.lang),
+                result.events_rejected,
+                result.mvu_rejected,
+                self.lang,
+            )
+        )
+        if summary and result.summary_entries:
+            self.print(render.summary_entries(result.summary_entries, self.lang))
+
+    def show_last(self, play: PlaySession) -> None:
+        """The exchange the story is at now (after undo, swipe or resume)."""
+        story = play.story
+        last = story.history[-1] if story.history else None
+        if last is None:
+            return
+        if last.user_input:
+            name = story.persona.name or "User"
+            self.print(render.user_line(name, self.shown_input(last.user_input)))
+        self.print(render.story_text(self.shown(last.narrative)))
+        outputs = {tool: self.shown(text) for tool, text in last.post_outputs.items()}
+        panel = render.outputs_panel(outputs, self.lang)
+        if panel is not None:
+            self.print(panel)
+
+    def show_opening(self, play: PlaySession) -> None:
+        """The card header, then the greeting (new session) or the last exchange (resumed)."""
+        story = play.story
+        info = play.info()
+        facts = render.header_facts(
+            self.lang,
+            session=f"{info.id} · {info.name}",
+            turn=play.turn,
+            model=play.model_name(),
+            lore=len(story.entries),
+            tools=[tool.name for tool in story.tools.tools],
+        )
+        self.print(render.card_header(story.card.name, facts, play.warnings))
+        self.show_last(play)
+        self.print(Text(render.labels(self.lang)["hint"], style="dim"))
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def info(self, text: str) -> None:
+        self.print(Text(text, style="dim"))
+
+    def error(self, text: str, hint: str | None = None) -> None:
+        self.consoles.err.print(Text(f"error: {text}", style="error"))
+        if hint:
+            self.consoles.err.print(Text(f"hint: {hint}", style="dim"))
+
+    def panel(self, title: str, body: str) -> None:
+        self.print(render.text_panel(title, body))
+
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        self.print(render.rows_table(title, headers, rows))
+
+    def roll(self, rolled: DiceRoll) -> None:
+        from narrative_cli.ui.dice_view import dice_panel
+
+        self.print(dice_panel(rolled, self.lang))
+
+
+def state_lines(before: Snapshot | None, after: Snapshot, lang: str) -> list[str]:
+    """The state changes of a turn (game state, then MVU variables), one line each."""
+    from narrative_cli.state.engine import GameState, state_diff
+    from narrative_cli.state.mvu import mvu_diff
+
+    if before is None:
+        return []
+    lines = state_diff(GameState.from_dict(before.state), GameState.from_dict(after.state), lang)
+    if after.mvu is not None:
+        lines.extend(mvu_diff(before.mvu, after.mvu))
+    return lines
+
+
+def _streamed(view: TurnListener) -> str:
+    return str(getattr(view, "streamed", ""))
+
+
+def _after_prefix(narrative: str, prefix: str) -> str:
+    """The part of a continued reply after the text that was already shown."""
+    head = prefix.rstrip()
+    if head and narrative.startswith(head):
+        return narrative[len(head) :].lstrip("\n")
+    return narrative
