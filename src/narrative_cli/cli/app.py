@@ -81,7 +81,10 @@ def report_error(error: NarrativeError) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app and map errors to exit codes."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode, Typer returns (not raises) the code of `typer.Exit`.
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except NarrativeError as error:
         if _state["debug"]:
             raise

@@ -65,7 +65,7 @@ def is_tool_json(content: str) -> bool:
     if not text.startswith("{"):
         return False
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)  # hand-written code often holds raw newlines
     except ValueError:
         return False
     if not isinstance(value, dict) or value.get("type") not in ("llm", "code"):
