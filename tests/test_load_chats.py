@@ -129,3 +129,17 @@ def test_sample_chat() -> None:
     assert [m.name for m in chat.messages if m.is_system] == ["Narrator"]
     assert len(prompt_messages(chat)) == 7
     assert chat_to_jsonl(chat) == (SAMPLES / "sample-chat.jsonl").read_text(encoding="utf-8")
+
+
+def test_written_chat_has_ordinary_file_rights_and_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    chat = parse_chat(jsonl(HEADER_118, GREETING), "c.jsonl")
+    target = tmp_path / "exports" / "chat.jsonl"
+    write_chat(chat, target)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x", encoding="utf-8")
+    assert target.stat().st_mode == plain.stat().st_mode
+    assert [p.name for p in target.parent.iterdir()] == ["chat.jsonl"]
+    write_chat(chat, target)  # overwriting works too
+    assert load_chat(target).messages == chat.messages

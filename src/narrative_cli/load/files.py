@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +112,17 @@ def write_bytes(path: PathLike, data: bytes, *, error: type[BadInput], kind: str
     where = os.fspath(path)
     target = Path(where)
     folder = target.parent if str(target.parent) else Path(".")
+    temporary = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+        # os.open applies the umask, so the file gets the same rights a plain write would give
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
             os.replace(temporary, target)
         except BaseException:
-            Path(temporary).unlink(missing_ok=True)
+            temporary.unlink(missing_ok=True)
             raise
     except OSError as exc:
         raise error(f"{where}: cannot write the {kind} file ({exc.strerror or exc})") from None
