@@ -19,7 +19,8 @@ def register(app: typer.Typer) -> None:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn a NarrativeError into its one-line message and exit code (also under CliRunner)."""
+    """Turn a NarrativeError into its one-line message and exit code, also under CliRunner
+    (which bypasses ``app.main``); ``--debug`` lets the traceback through."""
     try:
         yield
     except NarrativeError as error:
@@ -28,7 +29,7 @@ def user_errors() -> Iterator[None]:
         if root._state.get("debug"):
             raise
         root.report_error(error)
-        raise SystemExit(error.exit_code) from None  # app.main() drops typer.Exit codes
+        raise SystemExit(error.exit_code) from None
 
 
 def inspect_command(
