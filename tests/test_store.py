@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import sqlite3
@@ -28,6 +29,7 @@ def record(number: int, text: str = "", **extra: Any) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def summary(number: int) -> str:
     """A distinct summary line per turn (seeded), so compression alone cannot shrink them."""
     rng = random.Random(number)
@@ -37,7 +39,15 @@ def summary(number: int) -> str:
 def snapshot(number: int, hp: int = 10) -> dict[str, Any]:
     return {
         "turn": number,
-        "state": {"hp": hp, "location": "705公寓", "inventory": ["手电筒", "绷带"]},
+        "state": {
+            "hp": hp,
+            "location": "705公寓",
+            "inventory": ["手电筒", "绷带"],
+            "event_log": [  # keeps its last 100 events, like the state engine's log
+                {"turn": i, "type": "add_item", "event": {"item": summary(i)[:20]}}
+                for i in range(max(1, number - 100), number + 1)
+            ],
+        },
         "summaries": {"entries": [summary(i) for i in range(1, number + 1)]},
         "rng": [3, list(range(number, number + 50)), None],
     }
@@ -286,7 +296,7 @@ def test_unchanged_parts_of_snapshots_are_stored_once(tmp_path: Path) -> None:
         assert store.snapshot(session, 300) == snapshot(300)
         stored = sum(len(row[0]) for row in store.db.query("SELECT data FROM blobs"))
     assert raw > 10_000_000  # 300 snapshots, each with every summary so far
-    assert stored < raw / 10  # each summary chunk is kept once, not once per turn
+    assert stored < raw / 8  # each chunk of summaries or events is kept once, not per turn
     assert path.stat().st_size < raw / 5
 
 

@@ -1,10 +1,11 @@
 """JSON payloads on disk: compressed encoding and deduplicated snapshot trees.
 
 A turn snapshot is stored as a small *root* plus content-addressed blobs. Large values are
-split structurally (dicts by key, long lists into fixed chunks of items), hashed, and kept
-once: when turn N+1 only appends one summary to a list of 2,000, it stores the one chunk that
-changed, not the whole list again. Nothing here knows what the keys mean; any JSON round-trips
-exactly (key order included).
+split structurally (dicts by key, long lists into chunks of items cut where an item's own hash
+says, so the cuts travel with the items), hashed, and kept once: when turn N+1 appends one
+summary to a list of 2,000, or slides a capped event log by one, it stores the one or two
+chunks that changed, not the whole list again. Nothing here knows what the keys mean; any
+JSON round-trips exactly (key order included).
 
 Root node forms (JSON objects with one tag key):
 ``{"v": value}`` inline; ``{"d": {key: node}}`` a dict; ``{"b": hash}`` one blob holding the
@@ -17,23 +18,43 @@ import hashlib
 import json
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.errors import StoreError
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
-CHUNK_ITEMS = 32  # items per list chunk
+CHUNK_ITEMS = 32  # items per list chunk, on average
+CHUNK_MAX_ITEMS = 4 * CHUNK_ITEMS
 CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
 COMPRESS_LEVEL = 6
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _fast_encoder() -> Callable[[Any], str] | None:
+    """CPython's C encoder built once (``json.dumps`` rebuilds it per call), if available."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+
+        build = c_make_encoder(
+            None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, False
+        )
+    except (ImportError, TypeError):
+        return None
+    return lambda value: "".join(build(value, 0))
+
+
+_encode_text: Callable[[Any], str] = _fast_encoder() or _ENCODER.encode
 
 
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON; raises StoreError for values JSON cannot hold."""
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = _encode_text(value)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise StoreError(f"cannot store a value that is not plain JSON: {exc}") from exc
     return text.encode("utf-8")
 
@@ -113,16 +134,30 @@ def _pack_node(value: Any, blobs: dict[bytes, bytes]) -> dict[str, Any]:
             return _small_or_blob(value, blobs)
         return {"d": children}
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
-        data = dumps(value)
+        items = [dumps(item) for item in value]
+        data = b"[" + b",".join(items) + b"]"
         if len(data) >= CHUNK_MIN_BYTES:
-            return {
-                "l": [
-                    _store(dumps(value[i : i + CHUNK_ITEMS]), blobs)
-                    for i in range(0, len(value), CHUNK_ITEMS)
-                ]
-            }
+            return {"l": [_store(chunk, blobs) for chunk in _chunks(items)]}
         return {"b": _store(data, blobs)}
     return _small_or_blob(value, blobs)
+
+
+def _chunks(items: list[bytes]) -> list[bytes]:
+    """Cut a list where an item's own hash says so, so cuts move with the items.
+
+    Appending touches only the last chunk; dropping items from the front (a log that keeps
+    its last N entries) touches only the first one.
+    """
+    chunks: list[bytes] = []
+    start = 0
+    for index, item in enumerate(items):
+        size = index + 1 - start
+        if zlib.crc32(item) % CHUNK_ITEMS == 0 or size >= CHUNK_MAX_ITEMS:
+            chunks.append(b"[" + b",".join(items[start : index + 1]) + b"]")
+            start = index + 1
+    if start < len(items):
+        chunks.append(b"[" + b",".join(items[start:]) + b"]")
+    return chunks
 
 
 def _key(key: Any) -> str:

@@ -1,0 +1,138 @@
+"""`narrative sessions list|show|export|import|rename|delete`: the saved sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from narrative_cli.store.sessions import SessionStore
+
+sessions_app = typer.Typer(
+    name="sessions",
+    help="List, show, export, import and delete saved sessions.",
+    no_args_is_help=True,
+)
+
+SessionRef = Annotated[str, typer.Argument(help="Session id (or its name, when unique).")]
+
+
+class ExportFormat(str, Enum):
+    jsonl = "jsonl"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `sessions` command group to the root app."""
+    app.add_typer(sessions_app, name="sessions")
+
+
+@contextmanager
+def _store() -> Iterator[SessionStore]:
+    store = SessionStore()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@sessions_app.command("list")
+def sessions_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List saved sessions, most recently played first."""
+    from narrative_cli.ui.sessions_view import render_sessions
+
+    with _store() as store:
+        render_sessions(store.list_sessions(), as_json=as_json)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session: SessionRef,
+    full: Annotated[bool, typer.Option("--full", help="Print whole texts, not previews.")] = False,
+) -> None:
+    """Show a session and its turns."""
+    from narrative_cli.ui.sessions_view import render_session
+
+    with _store() as store:
+        info = store.find(session)
+        render_session(info, store.turns(info.id), full=full)
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session: SessionRef,
+    file: Annotated[Path, typer.Argument(help="Where to write the export.")],
+    fmt: Annotated[
+        ExportFormat | None,
+        typer.Option(
+            "--format",
+            help="jsonl: a SillyTavern chat; json: everything. "
+            "Default: from FILE's suffix, else jsonl.",
+        ),
+    ] = None,
+) -> None:
+    """Export a session as a SillyTavern chat (.jsonl) or a full JSON dump."""
+    from narrative_cli.store.export import export_json, export_jsonl
+    from narrative_cli.ui.sessions_view import render_exported
+
+    chosen = fmt or (ExportFormat.json if file.suffix.lower() == ".json" else ExportFormat.jsonl)
+    with _store() as store:
+        info = store.find(session)
+        if chosen is ExportFormat.json:
+            render_exported(str(file), export_json(store, info.id, file), "turns")
+        else:
+            render_exported(str(file), export_jsonl(store, info.id, file), "messages")
+
+
+@sessions_app.command("import")
+def sessions_import(
+    file: Annotated[Path, typer.Argument(help="A SillyTavern chat (.jsonl).")],
+    card: Annotated[Path, typer.Option("--card", help="The card the chat was played with.")],
+    name: Annotated[str | None, typer.Option("--name", help="Name (default: FILE).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for dice and rolls.")] = None,
+) -> None:
+    """Import a SillyTavern chat as a new session you can continue with `narrative run`."""
+    from narrative_cli.store.chat_import import import_chat_file
+    from narrative_cli.ui.sessions_view import render_imported
+
+    with _store() as store:
+        result = import_chat_file(store, file, card, name=name, seed=seed)
+        info = store.session(result.session_id)
+        render_imported(info, result.swipes, result.restored_state, result.warnings)
+
+
+@sessions_app.command("rename")
+def sessions_rename(
+    session: SessionRef,
+    name: Annotated[str, typer.Argument(help="The new name.")],
+) -> None:
+    """Give a session another name."""
+    from narrative_cli.ui.sessions_view import render_renamed
+
+    with _store() as store:
+        info = store.find(session)
+        store.rename(info.id, name)
+        render_renamed(info, store.session(info.id).name)
+
+
+@sessions_app.command("delete")
+def sessions_delete(
+    session: SessionRef,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a session and all its turns (branches made from it stay)."""
+    from narrative_cli.ui.sessions_view import render_deleted
+
+    with _store() as store:
+        info = store.find(session)
+        if not yes:
+            question = f"Delete session {info.id} ({info.name}, turns 0..{info.last_turn})?"
+            typer.confirm(question, abort=True)
+        store.delete(info.id)
+        render_deleted(info)

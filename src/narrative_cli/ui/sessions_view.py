@@ -1,0 +1,125 @@
+"""Rich rendering of saved sessions: the list, one session's turns, import and export notes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from narrative_cli.store.models import SessionInfo, TurnView
+
+PREVIEW = 60
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(highlight=False, soft_wrap=False, stderr=stderr)
+
+
+def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -> None:
+    """The session list: id, name, character, turns, last played."""
+    if as_json:
+        print(json.dumps([_session_json(s) for s in sessions], ensure_ascii=False, indent=2))
+        return
+    console = _console()
+    if not sessions:
+        console.print("No saved sessions yet. Start one with `narrative run CARD`.")
+        return
+    table = Table(title="Sessions", title_justify="left")
+    for column in ("id", "name", "character", "turns", "last played", "card"):
+        table.add_column(column, no_wrap=column in ("id", "turns", "last played"))
+    for info in sessions:
+        table.add_row(
+            str(info.id),
+            escape(info.name),
+            escape(info.character_name or "-"),
+            str(max(info.last_turn, 0)),
+            _when(info.updated_at),
+            escape(_card(info)),
+        )
+    console.print(table)
+
+
+def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool = False) -> None:
+    """One session: its header, then each turn's input and reply (swipe k of n)."""
+    console = _console()
+    console.print(f"[bold]Session {info.id}[/bold]: {escape(info.name)}")
+    for line in _header_lines(info):
+        console.print(f"  {escape(line)}")
+    table = Table(show_lines=full)
+    table.add_column("turn", justify="right", no_wrap=True)
+    table.add_column("swipe", no_wrap=True)
+    table.add_column(escape(info.user_name or "user"))
+    table.add_column(escape(info.character_name or "reply"))
+    for turn in turns:
+        user = "" if turn.number == 0 else _text(turn.record.get("user_input"), full)
+        reply = _text(turn.record.get("narrative"), full)
+        swipe = f"{turn.swipe_id + 1}/{turn.swipe_count}"
+        table.add_row(str(turn.number), swipe, escape(user), escape(reply))
+    console.print(table)
+
+
+def render_exported(path: str, count: int, what: str) -> None:
+    """One line: where the export went and how much it holds."""
+    _console().print(f"Wrote {count} {what} to {escape(path)}")
+
+
+def render_imported(
+    info: SessionInfo, swipes: int, restored: bool, warnings: Sequence[str]
+) -> None:
+    """The new session's id and size, then any warnings (on stderr)."""
+    state = "its narrative-cli state restored" if restored else "fresh state"
+    _console().print(
+        f"Imported session {info.id} ({escape(info.name)}): turns 0..{info.last_turn},"
+        f" {swipes} swipes, {state}"
+    )
+    errors = _console(stderr=True)
+    for warning in warnings:
+        errors.print(f"warning: {escape(warning)}")
+
+
+def render_deleted(info: SessionInfo) -> None:
+    _console().print(f"Deleted session {info.id} ({escape(info.name)})")
+
+
+def render_renamed(info: SessionInfo, name: str) -> None:
+    _console().print(f"Renamed session {info.id} to {escape(name)}")
+
+
+def _header_lines(info: SessionInfo) -> list[str]:
+    lines = [
+        f"card: {info.card_path} ({info.card_hash[:19]})",
+        f"turns: 0..{info.last_turn}   seed: {info.seed}   greeting: {info.greeting_index}",
+        f"started: {_when(info.created_at)}   last played: {_when(info.updated_at)}",
+    ]
+    lines.extend(f"lorebook: {ref.path} ({ref.hash[:19]})" for ref in info.lore)
+    if info.parent_turn is not None:
+        parent = f"session {info.parent_id}" if info.parent_id is not None else "a deleted session"
+        lines.append(f"branched from {parent} at turn {info.parent_turn}")
+    return lines
+
+
+def _session_json(info: SessionInfo) -> dict[str, Any]:
+    data = asdict(info)
+    data["lore"] = [asdict(ref) for ref in info.lore]
+    return data
+
+
+def _card(info: SessionInfo) -> str:
+    return info.card_path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _when(stamp: str) -> str:
+    return stamp[:16].replace("T", " ")
+
+
+def _text(value: Any, full: bool) -> str:
+    text = "" if value is None else str(value)
+    if full:
+        return text.strip()
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
