@@ -71,6 +71,10 @@ def _choose_greeting(options: PlayOptions, store: SessionStore, consoles: Consol
     from narrative_cli.ui.render import greeting_menu
     from narrative_cli.ui.repl import ask_greeting
 
+    from narrative_cli.context.macros import env_for, expand
+    from narrative_cli.domain import Persona
+
     lang = options.lang if options.lang in ("zh", "en") else card_language(card)
-    consoles.out.print(greeting_menu(card.greetings, lang))
+    env = env_for(card, Persona(name=options.user_name or "User"), lang=lang)
+    consoles.out.print(greeting_menu([expand(g, env) for g in card.greetings], lang))
     return replace(options, greeting=ask_greeting(len(card.greetings)))

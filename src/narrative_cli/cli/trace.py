@@ -1,0 +1,32 @@
+"""``narrative trace show DIR [--turn N]``: what every model call of a trace was sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+trace_app = typer.Typer(
+    name="trace", help="Read traces written with --trace DIR.", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``trace`` command group to the root app."""
+    app.add_typer(trace_app, name="trace")
+
+
+@trace_app.command("show")
+def trace_show(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A --trace directory.")],
+    turn: Annotated[int | None, typer.Option("--turn", help="Only this turn.")] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Plain output.")] = False,
+) -> None:
+    """Per turn and agent: the prompt block by block, the cached prefix, and the usage."""
+    from narrative_cli.play.trace_report import read_trace, trace_reports
+    from narrative_cli.ui.console import make_consoles
+    from narrative_cli.ui.trace_view import print_trace
+
+    reports = trace_reports(read_trace(directory), turn)
+    print_trace(reports, str(directory), make_consoles(no_color).out)

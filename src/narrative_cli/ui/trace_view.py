@@ -1,0 +1,116 @@
+"""``narrative trace show``: each call's prompt block by block, its cache prefix, its usage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from narrative_cli.play.trace_report import CallReport, SharedPrefix
+
+BAR_WIDTH = 20
+
+
+def share_bar(share: float, width: int = BAR_WIDTH) -> str:
+    """A bar of ``width`` cells filled in proportion to ``share`` (0..1)."""
+    filled = round(max(0.0, min(1.0, share)) * width)
+    return "█" * filled + "·" * (width - filled)
+
+
+def call_title(report: CallReport) -> Text:
+    """``turn 1 · planning (attempt 1) · serial · model m``."""
+    parts = [f"turn {report.turn}", f"{report.agent} (attempt {report.attempt})"]
+    if report.mode:
+        parts.append(report.mode)
+    if report.model:
+        parts.append(f"model {report.model}")
+    return Text(" · ".join(parts), style="title")
+
+
+def usage_line(report: CallReport) -> Text:
+    """Reported usage next to our estimate, and the latency (or the error)."""
+    usage = report.usage
+    prompt, cached = usage.get("prompt_tokens", 0), usage.get("cached_tokens", 0)
+    share = f" ({cached / prompt:.0%})" if prompt else ""
+    line = (
+        f"usage: {prompt:,} prompt / {cached:,} cached{share} / "
+        f"{usage.get('completion_tokens', 0):,} completion tokens · "
+        f"estimated prompt {report.estimated_tokens:,} · {report.latency_ms:,.0f} ms"
+    )
+    text = Text(line, style="dim")
+    if report.error:
+        text.append(f"\nerror: {report.error}", style="error")
+    return text
+
+
+def prefix_line(prefix: SharedPrefix | None) -> Text:
+    """Where the prefix shared with the same agent's previous call ends."""
+    if prefix is None:
+        return Text("shared prefix: first call of this agent", style="dim")
+    if prefix.message < 0:
+        where = "the whole prompt"
+    else:
+        where = f"up to message {prefix.message}, block <{prefix.block}>"
+    return Text(
+        f"shared prefix with turn {prefix.previous_turn}: ~{prefix.tokens:,} tokens "
+        f"({prefix.share:.0%}), {where}",
+        style="status",
+    )
+
+
+def blocks_table(report: CallReport) -> Table:
+    """One row per block; the row where the shared prefix ends is marked ``◀ prefix ends``."""
+    table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 1))
+    for header in ("msg", "role", "block", "tokens", "share", "", ""):
+        right = header in ("msg", "tokens", "share")
+        table.add_column(header, justify="right" if right else "left", no_wrap=True)
+    boundary = _boundary(report)
+    for index, block in enumerate(report.blocks):
+        mark = "◀ prefix ends" if index == boundary else ""
+        style = "dim" if boundary is not None and index > boundary else ""
+        table.add_row(
+            str(block.message),
+            block.role,
+            escape(f"<{block.name}>" if block.name != "text" else "text"),
+            f"{block.tokens:,}",
+            f"{block.share:.0%}",
+            share_bar(block.share),
+            mark,
+            style=style,
+        )
+    return table
+
+
+def _boundary(report: CallReport) -> int | None:
+    prefix = report.prefix
+    if prefix is None or prefix.message < 0:
+        return None
+    for index, block in enumerate(report.blocks):
+        if block.message == prefix.message and block.name == prefix.block:
+            return index
+    return None
+
+
+def call_view(report: CallReport) -> Group:
+    """Everything shown for one call."""
+    return Group(call_title(report), usage_line(report), prefix_line(report.prefix),
+                 blocks_table(report), Text(""))
+
+
+def print_trace(
+    reports: Sequence[CallReport], directory: str, console: Console | None = None
+) -> None:
+    """Print every call report, grouped by turn."""
+    out = console or Console(highlight=False)
+    if not reports:
+        out.print(f"{escape(directory)}: no calls for that turn")
+        return
+    turn = None
+    for report in reports:
+        if report.turn != turn:
+            turn = report.turn
+            out.rule(f"turn {turn}")
+        out.print(call_view(report))
