@@ -67,12 +67,11 @@ def _choose_greeting(options: PlayOptions, store: SessionStore, consoles: Consol
     card = load_card(options.card)
     if len(card.greetings) < 2:
         return options
+    from narrative_cli.context.macros import env_for, expand
+    from narrative_cli.domain import Persona
     from narrative_cli.load import card_language
     from narrative_cli.ui.render import greeting_menu
     from narrative_cli.ui.repl import ask_greeting
-
-    from narrative_cli.context.macros import env_for, expand
-    from narrative_cli.domain import Persona
 
     lang = options.lang if options.lang in ("zh", "en") else card_language(card)
     env = env_for(card, Persona(name=options.user_name or "User"), lang=lang)
