@@ -70,7 +70,7 @@ def test_extra_lorebook_and_preset(tmp_path: Path) -> None:
                           "--preset", str(preset))
     books = report["lore"]["books"]
     assert [(b["name"], b["entries"], b["used"]) for b in books] == [
-        ("Greyholm Light", 14, True), ("sample-world", 6, False)]
+        ("Greyholm Light", 14, True), ("sample-world", 6, True)]
     world_rows = [e for e in report["lore"]["entries"] if e["book"] == "sample-world"]
     assert [e["route"] for e in world_rows] == ["keyword", "worldinfo3", "keyword", "keyword",
                                                 "unrouted", "outlet"]
@@ -119,6 +119,6 @@ def test_rich_view_shows_names_routes_and_bracketed_comments() -> None:
     text = result.stdout
     for expected in ("Edda", "png:chara", "worldinfo1", "worldinfo2", "keyword", "mvu_update",
                      "roll_dice", "tide_clock", "keeper_log", "[initvar] keeper variables",
-                     "sample-world (6, not used)", "Hide keeper log from prompts"):
+                     "sample-world (6)", "Hide keeper log from prompts"):
         assert expected in text, expected
     assert "[TOOL:roll" in text  # a comment in brackets is text, not Rich markup

@@ -187,9 +187,13 @@ def test_world_book_source_setting(tmp_path: Path) -> None:
     card = load_card(SAMPLES / "lantern-keeper.png")
     world = load_lorebook(SAMPLES / "sample-world.json")
     auto = select_lore(card, [world], "auto")
-    assert (auto.source, [b.name for b in auto.books]) == ("card", ["Greyholm Light"])
-    assert auto.skipped and "sample-world" in auto.skipped[0]
-    assert select_lore(card, [world], "world").books == [world]
+    assert (auto.source, [b.name for b in auto.books]) == ("card+world", ["Greyholm Light", world.name])
+    assert auto.skipped == []
+    only_world = select_lore(card, [world], "world")
+    assert only_world.books == [world] and "skips the card's book" in only_world.skipped[0]
+    only_card = select_lore(card, [world], "card")
+    assert [b.name for b in only_card.books] == ["Greyholm Light"]
+    assert world.name in only_card.skipped[0]
     bare = parse_card_object(v2_card(), "bare.json")
     assert select_lore(bare, [world], "auto").source == "world"
     assert select_lore(bare, [], "card").source == "none"

@@ -215,17 +215,28 @@ class LoreSelection:
 
 
 def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> LoreSelection:
-    """The design's world-book source: ``card`` (the embedded book), ``world`` (the given world
-    files), or ``auto`` (the embedded book when it has entries, else the world files)."""
+    """The lorebooks a story uses under the world-book source setting.
+
+    ``auto`` (default): the card's embedded book plus every world file the user named, since a
+    user who passes ``--lorebook`` expects it to be read (SillyTavern, too, adds the selected
+    global world books to character lore). ``card``: only the embedded book. ``world``: only the
+    named world files. What is left out is listed in ``skipped``.
+    """
     if source not in SOURCES:
         raise ConfigError(f"worldbook source {source!r} is unknown (use auto, card or world)")
     book = card.character_book if card.character_book and card.character_book.entries else None
-    use_card = source == "card" or (source == "auto" and book is not None)
-    if use_card:
-        why = f"worldbook source {source} uses the card's embedded book"
-        return LoreSelection([book] if book else [], "card" if book else "none",
-                             [f"{w.name}: {why}" for w in worlds])
-    skipped = []
+    books: list[Lorebook] = []
+    skipped: list[str] = []
     if book is not None:
-        skipped.append(f"{book.name or 'card book'}: worldbook source world skips the card's book")
-    return LoreSelection(list(worlds), "world" if worlds else "none", skipped)
+        if source == "world":
+            skipped.append(f"{book.name or 'card book'}: worldbook source world skips the card's book")
+        else:
+            books.append(book)
+    for world in worlds:
+        if source == "card":
+            skipped.append(f"{world.name}: worldbook source card uses only the card's embedded book")
+        else:
+            books.append(world)
+    kinds = {"card" if b is book else "world" for b in books}
+    label = "+".join(sorted(kinds)) if kinds else "none"
+    return LoreSelection(books, label, skipped)
