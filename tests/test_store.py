@@ -6,6 +6,7 @@ import functools
 import json
 import random
 import sqlite3
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from itertools import count
@@ -403,3 +404,20 @@ def test_a_file_that_is_not_a_database_is_named_in_the_error(tmp_path: Path) -> 
     with pytest.raises(StoreError, match="sessions.db") as caught:
         SessionStore(path)
     assert "not a narrative-cli database" in (caught.value.hint or "")
+
+
+def test_a_worker_thread_can_commit_through_the_same_store(store: SessionStore) -> None:
+    session = played(store, 1)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            store.commit_turn(session, record(2), snapshot(2))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(timeout=30)
+    assert errors == []
+    assert store.resume(session).number == 2

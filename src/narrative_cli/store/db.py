@@ -10,6 +10,7 @@ the database at its last committed transaction.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.connection = _connect(path)
+        self._lock = threading.RLock()  # one transaction at a time, whichever thread asks
         self._depth = 0
 
     def close(self) -> None:
@@ -45,24 +47,31 @@ class Database:
 
         ``write=False`` opens a read transaction: every query inside sees one consistent state.
         """
-        if self._depth:
-            raise StoreError("internal: nested store transaction")
-        self._depth = 1
-        try:
-            with self.errors("write" if write else "read"):
+        with self._lock:
+            if self._depth:
+                raise StoreError("internal: nested store transaction")
+            self._depth = 1
+            try:
+                with self._begin(write) as connection:
+                    yield connection
+            finally:
+                self._depth = 0
+
+    @contextmanager
+    def _begin(self, write: bool) -> Iterator[sqlite3.Connection]:
+        with self.errors("write" if write else "read"):
+            self._rollback()  # a rollback cut short by Ctrl-C last time: finish it first
+            try:  # an interrupted BEGIN can leave the transaction open: roll that back too
                 self.connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    yield self.connection
-                    self.connection.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
-        finally:
-            self._depth = 0
+                yield self.connection
+                self.connection.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run a read-only statement and return its rows."""
-        with self.errors("read"):
+        with self._lock, self.errors("read"):
             return list(self.connection.execute(sql, params).fetchall())
 
     @contextmanager

@@ -98,8 +98,9 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS _migrations (
 
 def applied_migrations(db: Database) -> list[str]:
     """Names of the migrations recorded in the database, in the order they were applied."""
-    with db.transaction() as conn:
-        conn.execute(_LEDGER)
+    ledger = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'")
+    if not ledger:
+        return []
     return [row[0] for row in db.query("SELECT name FROM _migrations ORDER BY rowid")]
 
 
@@ -124,6 +125,7 @@ def migrate(db: Database, migrations: Sequence[Migration] = MIGRATIONS) -> list[
 def _apply(db: Database, migration: Migration, version: int) -> None:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with db.transaction() as conn:
+        conn.execute(_LEDGER)
         for statement in migration.statements:
             conn.execute(statement)
         conn.execute(

@@ -284,23 +284,24 @@ class SessionStore:
 
     def iter_turns(self, session_id: int, *, snapshots: bool = False) -> Iterator[TurnData]:
         """Every turn with all its swipes, oldest first; with their snapshots if asked."""
-        self.session(session_id)
+        with self.db.transaction(write=False) as conn:
+            rows.session(conn, session_id)
+            found = conn.execute(q.ALL_SWIPES, (session_id,)).fetchall()
         current: TurnData | None = None
-        with self.db.errors("read"):
-            found = self.db.connection.execute(q.ALL_SWIPES, (session_id,))
-            for number, swipe_id, turn_at, record, root, swipe_at in found:
-                if current is not None and current.number != number:
-                    yield current
-                    current = None
-                if current is None:
-                    current = TurnData(number, [], swipe_id, turn_at)
-                snap = self._load(root) if snapshots and root is not None else None
-                current.swipes.append(SwipeData(rows.decode_record(record), snap, swipe_at))
+        for number, swipe_id, turn_at, record, root, swipe_at in found:
+            if current is not None and current.number != number:
+                yield current
+                current = None
+            if current is None:
+                current = TurnData(number, [], swipe_id, turn_at)
+            snap = self._load(root) if snapshots and root is not None else None
+            current.swipes.append(SwipeData(rows.decode_record(record), snap, swipe_at))
         if current is not None:
             yield current
 
     def _load(self, root: bytes) -> Json:
-        value = load_snapshot(self.db.connection, root)
+        with self.db.transaction(write=False) as conn:
+            value = load_snapshot(conn, root)
         return value if isinstance(value, dict) else {"value": value}
 
     def _now(self) -> str:
