@@ -1,0 +1,75 @@
+"""Scripted replies that play whole turns of the sample card on the ScriptedServer.
+
+``StoryScript`` is a reply hook keyed on the ``X-Narrative-Agent`` header: the planner asks
+for a dice roll, the writer streams the next queued narrative (in small chunks, optionally
+slowly), the analyst proposes one event that applies and one that the state engine rejects,
+the keeper_log tool writes a log line and mvu_extract lowers the lamp oil. Tests read what
+the user should see from the same object (``script.narratives``, ``script.summary``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.servers import Reply
+
+NARRATIVES = (
+    "Edda hands you the brass key. The lamp room smells of oil and salt.",
+    "You trim the wick together while the fog horn groans below.",
+    "The Kittiwake's light blinks once, far out in the grey.",
+    "Edda laughs, a short bark, and writes your name in the log.",
+)
+
+
+@dataclass
+class StoryScript:
+    """A reply hook for every agent of a turn (see the module doc)."""
+
+    narratives: deque[str] = field(default_factory=lambda: deque(NARRATIVES))
+    chunk_delay: float = 0.0
+    fail_writing: int = 0  # the next N writer calls answer 500 (after the retries too)
+    location: str = "Lamp room"
+    summary: str = "The apprentice climbed to the lamp room with Edda."
+    log_line: str = "<keeper_log>20:00. Fog thick. Lamp lit.</keeper_log>"
+    written: list[str] = field(default_factory=list)
+
+    def __call__(self, body: Any, request: Any) -> Reply | str | dict[str, Any] | None:
+        agent = request.agent
+        if agent == "planning":
+            return self.plan()
+        if agent in ("writing", "merged_writing"):
+            return self.writing()
+        if agent == "analysis":
+            return self.analysis()
+        if agent.startswith("tool:"):
+            return self.log_line
+        if agent == "mvu_extract":
+            return {"patches": [{"op": "delta", "path": "/keeper/lamp_oil", "value": -1}]}
+        return None
+
+    def plan(self) -> dict[str, Any]:
+        return {
+            "narrative_direction": "Edda shows the apprentice the lamp.",
+            "key_points": ["the lamp", "the fog"],
+            "tool_calls": [{"tool": "roll_dice", "params": {"expr": "1d20+2", "dc": 10}}],
+        }
+
+    def writing(self) -> Reply:
+        if self.fail_writing > 0:
+            self.fail_writing -= 1
+            return Reply(fault="server_error")
+        text = self.narratives.popleft() if self.narratives else "The fog rolls on."
+        self.written.append(text)
+        pieces = [text[i : i + 6] for i in range(0, len(text), 6)]
+        return Reply(text=text, chunks=pieces, chunk_delay=self.chunk_delay)
+
+    def analysis(self) -> dict[str, Any]:
+        return {
+            "events": [
+                {"type": "move", "params": {"location": self.location}},
+                {"type": "remove_item", "params": {"item": "ghost lantern", "quantity": 1}},
+            ],
+            "summary_entries": [self.summary],
+        }
