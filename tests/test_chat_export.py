@@ -170,6 +170,7 @@ def test_a_chat_continued_in_sillytavern_imports_with_fresh_state(
     assert store.snapshot(result.session_id, 1) == fresh(1)
 
 
+@pytest.mark.fixtures
 def test_import_of_a_real_chinese_chat_keeps_greeting_swipes_and_turns(
     store: SessionStore,
 ) -> None:
@@ -191,6 +192,7 @@ def test_import_of_a_real_chinese_chat_keeps_greeting_swipes_and_turns(
     store.commit_turn(result.session_id, record(2, "继续"), fresh(2))
 
 
+@pytest.mark.fixtures
 def test_reexport_of_an_imported_chat_keeps_sillytavern_fields(
     store: SessionStore, tmp_path: Path
 ) -> None:
@@ -214,6 +216,7 @@ def test_reexport_of_an_imported_chat_keeps_sillytavern_fields(
     assert reply["dataTable"] == original[3]["dataTable"]
 
 
+@pytest.mark.fixtures
 def test_import_of_a_2023_tavernai_chat(store: SessionStore) -> None:
     path = fixture_file("chats/legacy-megumin-2023.jsonl")
     result = import_file(store, path)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from narrative_cli import paths
@@ -95,6 +96,7 @@ def test_export_as_jsonl_and_json(tmp_path: Path) -> None:
     assert result.exit_code == 0 and json.loads(forced.read_text(encoding="utf-8"))["turns"]
 
 
+@pytest.mark.fixtures
 def test_import_a_sillytavern_chat_that_the_pipeline_can_continue() -> None:
     chat = fixture_file("chats/legacy-megumin-2023.jsonl")
     card = fixture_file("en/megumin-v1.png")
@@ -110,6 +112,7 @@ def test_import_a_sillytavern_chat_that_the_pipeline_can_continue() -> None:
     assert restored.turn == 0 and restored.rng  # the pipeline's own fresh snapshot
 
 
+@pytest.mark.fixtures
 def test_import_warns_when_the_card_is_not_the_chats_character() -> None:
     chat = fixture_file("chats/zh-plague-apartment.jsonl")
     card = fixture_file("en/megumin-v1.png")
