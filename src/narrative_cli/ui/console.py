@@ -120,5 +120,8 @@ def recording_consoles(width: int = 80) -> Consoles:
 
 
 def captured(console: Console) -> str:
-    """Everything a recording console printed so far, as plain text."""
+    """Everything a recording console's stream got so far (printed and streamed text)."""
+    getvalue = getattr(console.file, "getvalue", None)
+    if callable(getvalue):
+        return str(getvalue())
     return console.export_text(clear=False, styles=False)
