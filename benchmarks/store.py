@@ -7,12 +7,13 @@ Prints medians (machines are noisy):
   (zlib-compressed JSON, computed in the same run);
 - resume time (latest record + snapshot) at turn 10 and at turn N, and the full-history load.
 
-Records follow ``TurnResult.to_record()`` and snapshots ``Snapshot.to_dict()``: a 1,500-character
-Chinese narrative, plan, dice results, events, lore activations and usage per turn; a state
-with a 200-event sliding log, MVU variables that change every turn, one summary per turn (all
-kept), and the real Mersenne Twister state.
+Records follow ``TurnResult.to_record()`` and snapshots ``Snapshot.to_dict()``: per turn a
+1,500-character Chinese narrative (compressing about 2x, like the real chats in
+../shared/fixtures), plan, dice results, events, lore activations and usage; a state with a
+200-event sliding log, MVU variables that change every turn, one summary per turn (all kept),
+and the real Mersenne Twister state.
 
-    python benchmarks/store.py [--turns 2000] [--window 21] [--seed 7]
+    python benchmarks/store.py [--turns 2000] [--window 21] [--repeat 3] [--seed 7]
 """
 
 from __future__ import annotations
@@ -62,10 +63,20 @@ ITEMS = ("手电筒", "消防斧", "罐头", "绷带", "电池", "打火机", "�
 NPCS = ("梅布尔", "乔治", "管理员", "701的老人", "送货员", "陌生女孩")
 
 
+CHARACTERS = [chr(0x4E00 + i * 7 % 20000) for i in range(2500)]
+
+
 def prose(rng: random.Random, chars: int) -> str:
+    """Chinese-looking text that zlib compresses about 2x, like real narratives do."""
     parts: list[str] = []
-    while sum(len(p) for p in parts) < chars:
-        parts.append(rng.choice(PHRASES) + rng.choice("，。！……"))
+    size = 0
+    while size < chars:
+        if rng.random() < 0.7:
+            part = "".join(rng.choice(CHARACTERS) for _ in range(rng.randint(2, 8)))
+        else:
+            part = rng.choice(PHRASES)
+        parts.append(part + rng.choice("，。！……"))
+        size += len(parts[-1])
     return "".join(parts)
 
 
@@ -191,7 +202,8 @@ def timed(action: Any, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def run(turns: int, window: int, seed: int, folder: Path) -> None:
+def run(turns: int, window: int, seed: int, folder: Path) -> dict[str, float]:
+    """One 2,000-turn session; the medians of this run."""
     path = folder / "sessions.db"
     store = SessionStore(path)
     world = World(seed)
@@ -204,7 +216,7 @@ def run(turns: int, window: int, seed: int, folder: Path) -> None:
     )
     commits: list[float] = []
     baseline = 0
-    resume_early = 0.0
+    numbers: dict[str, float] = {}
     for n in range(1, turns + 1):
         record, snapshot = make_record(n, world.rng), world.advance(n)
         baseline += whole_bytes(record, snapshot)
@@ -212,46 +224,58 @@ def run(turns: int, window: int, seed: int, folder: Path) -> None:
         store.commit_turn(session, record, snapshot)
         commits.append(time.perf_counter() - start)
         if n == 10:
-            resume_early = timed(lambda: store.resume(session), window)
-    resume_late = timed(lambda: store.resume(session), window)
-    history = timed(lambda: store.turns(session), 5)
+            numbers["resume_early"] = timed(lambda: store.resume(session), window)
+    numbers["resume_late"] = timed(lambda: store.resume(session), window)
+    numbers["history"] = timed(lambda: store.turns(session), 5)
+    numbers["snapshot_json"] = len(json.dumps(snapshot, ensure_ascii=False).encode("utf-8"))
     store.db.query("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
-    size = path.stat().st_size
     half = window // 2
-    early = statistics.median(commits[max(0, 9 - half) : 10 + half])
-    late = statistics.median(commits[-window:])
-    print(f"turns: {turns}   (medians over {window} turns / {window} calls)")
-    print(f"commit per turn at turn 10:   {early * 1000:8.2f} ms")
-    print(f"commit per turn at turn {turns}: {late * 1000:8.2f} ms   ratio {late / early:.2f}x")
+    numbers["commit_early"] = statistics.median(commits[max(0, 9 - half) : 10 + half])
+    numbers["commit_late"] = statistics.median(commits[-window:])
+    numbers["bytes_per_turn"] = path.stat().st_size / turns
+    numbers["baseline_per_turn"] = baseline / turns
+    return numbers
+
+
+def report(turns: int, window: int, runs: list[dict[str, float]]) -> None:
+    m = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    ms = 1000
     print(
-        f"database bytes per turn:      {size / turns:10,.0f}   "
-        f"(whole compressed JSON: {baseline / turns:,.0f}; {baseline / size:.1f}x smaller)"
+        f"turns: {turns}   runs: {len(runs)}   (medians over {window} turns / calls, "
+        "then over runs)"
+    )
+    print(f"commit per turn at turn 10:   {m['commit_early'] * ms:8.2f} ms")
+    print(
+        f"commit per turn at turn {turns}: {m['commit_late'] * ms:8.2f} ms   "
+        f"ratio {m['commit_late'] / m['commit_early']:.2f}x"
     )
     print(
-        f"snapshot at turn {turns}: {len(json.dumps(snapshot, ensure_ascii=False)):,} bytes of JSON"
+        f"database bytes per turn:      {m['bytes_per_turn']:10,.0f}   (every turn stored "
+        f"whole, compressed: {m['baseline_per_turn']:,.0f}; "
+        f"{m['baseline_per_turn'] / m['bytes_per_turn']:.1f}x smaller)"
     )
-    print(f"resume at turn 10:            {resume_early * 1000:8.2f} ms")
+    print(f"snapshot at turn {turns}:       {m['snapshot_json']:10,.0f} bytes of JSON")
+    print(f"resume at turn 10:            {m['resume_early'] * ms:8.2f} ms")
     print(
-        f"resume at turn {turns}:          {resume_late * 1000:8.2f} ms   "
-        f"ratio {resume_late / resume_early:.2f}x"
+        f"resume at turn {turns}:          {m['resume_late'] * ms:8.2f} ms   "
+        f"ratio {m['resume_late'] / m['resume_early']:.2f}x"
     )
-    print(f"load all {turns} turn records:  {history * 1000:8.2f} ms")
+    print(f"load all {turns} turn records:  {m['history'] * ms:8.2f} ms")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--window", type=int, default=21)
+    parser.add_argument("--repeat", type=int, default=1, help="independent runs")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--dir", type=Path, default=None, help="where to put the database")
     args = parser.parse_args()
-    if args.dir:
-        args.dir.mkdir(parents=True, exist_ok=True)
-        run(args.turns, args.window, args.seed, args.dir)
-        return
-    with tempfile.TemporaryDirectory() as folder:
-        run(args.turns, args.window, args.seed, Path(folder))
+    runs = []
+    for index in range(args.repeat):
+        with tempfile.TemporaryDirectory() as folder:
+            runs.append(run(args.turns, args.window, args.seed + index, Path(folder)))
+    report(args.turns, args.window, runs)
 
 
 if __name__ == "__main__":
