@@ -104,6 +104,7 @@ def test_import_a_sillytavern_chat_that_the_pipeline_can_continue() -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "Imported session 1 (legacy-megumin-2023): turns 0..0, 1 swipes" in result.output
+    assert "Continue with: narrative run --resume 1" in result.output
     with SessionStore() as store:
         info = store.session(1)
         assert (info.character_name, info.seed, info.card_path) == ("Megumin", 5, str(card))

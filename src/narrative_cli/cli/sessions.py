@@ -97,7 +97,7 @@ def sessions_import(
     name: Annotated[str | None, typer.Option("--name", help="Name (default: FILE).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for dice and rolls.")] = None,
 ) -> None:
-    """Import a SillyTavern chat as a new session you can continue with `narrative run`."""
+    """Import a SillyTavern chat as a new session (continue it with `narrative run --resume`)."""
     from narrative_cli.store.chat_import import import_chat_file
     from narrative_cli.ui.sessions_view import render_imported
 

@@ -73,10 +73,12 @@ def render_imported(
 ) -> None:
     """The new session's id and size, then any warnings (on stderr)."""
     state = "its narrative-cli state restored" if restored else "fresh state"
-    _console().print(
+    console = _console()
+    console.print(
         f"Imported session {info.id} ({escape(info.name)}): turns 0..{info.last_turn},"
         f" {swipes} swipes, {state}"
     )
+    console.print(f"Continue with: narrative run --resume {info.id}")
     errors = _console(stderr=True)
     for warning in warnings:
         errors.print(f"warning: {escape(warning)}")
