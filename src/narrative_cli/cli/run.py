@@ -18,7 +18,9 @@ def register(app: typer.Typer) -> None:
 
 
 def run_command(
-    card: Annotated[str, typer.Argument(help="The character card (PNG, JSON, CHARX, YAML).")] = "",
+    card: Annotated[
+        str, typer.Argument(metavar="CARD", help="The character card (PNG, JSON, CHARX, YAML).")
+    ] = "",
     lorebook: Annotated[
         list[Path] | None, Opt("--lorebook", "-l", help="A world file (repeatable).")
     ] = None,

@@ -2,9 +2,10 @@
 
 Colour is off with ``--no-color``, with ``NO_COLOR`` set to anything non-empty
 (no-color.org), on ``TERM=dumb`` and whenever the stream is not a terminal. The width comes
-from the terminal (Rich reads ``COLUMNS`` and the window size), 80 when nothing says. Live
-redrawing (the status line) needs a real terminal that is not ``dumb``; elsewhere turns are
-printed line by line.
+from the terminal (Rich reads ``COLUMNS`` and the window size), 80 when nothing says; panels
+and tables fit that width, while plain text sent to a pipe and error lines are never broken
+into extra lines (scripts read them whole). Live redrawing (the status line) needs a real
+terminal that is not ``dumb``; elsewhere turns are printed line by line.
 """
 
 from __future__ import annotations
@@ -69,13 +70,17 @@ def make_consoles(
     err_stream = stderr or sys.stderr
     tty = is_terminal(out_stream)
     color = color_wanted(no_color) and tty
-    out = _console(out_stream, color, tty, width)
-    err = _console(err_stream, color and is_terminal(err_stream), is_terminal(err_stream), width)
+    out = _console(out_stream, color, tty, width, soft_wrap=not tty)
+    err_tty = is_terminal(err_stream)
+    err = _console(err_stream, color and err_tty, err_tty, width, soft_wrap=True)
     live = tty and os.environ.get("TERM", "") != "dumb"
     return Consoles(out=out, err=err, color=color, live=live)
 
 
-def _console(stream: IO[str], color: bool, tty: bool, width: int | None) -> Console:
+def _console(
+    stream: IO[str], color: bool, tty: bool, width: int | None, *, soft_wrap: bool
+) -> Console:
+    """A console; ``soft_wrap`` leaves long text lines unbroken (errors, text in a pipe)."""
     return Console(
         file=stream,
         theme=THEME,
@@ -85,7 +90,7 @@ def _console(stream: IO[str], color: bool, tty: bool, width: int | None) -> Cons
         highlight=False,
         emoji=False,
         width=width or _width(tty),
-        soft_wrap=False,
+        soft_wrap=soft_wrap,
     )
 
 
