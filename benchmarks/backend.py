@@ -20,6 +20,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -81,8 +82,8 @@ def overhead(calls: int) -> None:
             ours_t: list[float] = []
             raw_t: list[float] = []
             for _ in range(max(1, calls // 25)):
-                ours_t += timed(lambda r=request: backend.complete(r), 25)
-                raw_t += timed(lambda f=raw, b=body: f(client, backend.url, b), 25)
+                ours_t += timed(partial(backend.complete, request), 25)
+                raw_t += timed(partial(raw, client, backend.url, body), 25)
             ours, base = median_ms(ours_t), median_ms(raw_t)
             kind = "streamed" if stream else "whole   "
             ratio = ours / base
