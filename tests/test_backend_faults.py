@@ -13,6 +13,7 @@ from narrative_cli.backends import ChatRequest, open_backend
 from narrative_cli.backends.base import Backend
 from narrative_cli.backends.http_errors import error_from_status
 from narrative_cli.backends.retry import Retrier, RetryPolicy, parse_retry_after
+from narrative_cli.config import AgentSettings
 from narrative_cli.domain import Message
 from narrative_cli.errors import (
     AuthenticationError,
@@ -365,3 +366,15 @@ def test_backoff_is_capped_at_the_maximum_delay() -> None:
     retrier = Retrier(RetryPolicy(max_retries=10, max_delay=8.0, jitter=0.0), rng=random.Random(1))
     delays = [retrier.delay_for(ProviderError("x", status=500), n) for n in range(6)]
     assert delays == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_an_agents_own_timeout_and_retries_override_the_profile(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.queue_fault("hang", seconds=10)
+    agent = AgentSettings(read_timeout=0.2, max_retries=0)
+    backend = open_backend(scripted_server.profile("openai", read_timeout=30.0), agent)
+    started = time.monotonic()
+    with pytest.raises(BackendTimeout):
+        backend.complete(ChatRequest(MESSAGES))
+    assert time.monotonic() - started < 2 and len(scripted_server.requests) == 1
