@@ -135,32 +135,36 @@ def call_report(call: dict[str, Any]) -> CallReport:
 
 def shared_prefix(current: CallReport, previous: CallReport) -> SharedPrefix:
     """How much of ``current``'s prompt repeats ``previous``'s from the start."""
-    tokens = 0
-    for index, (role, content) in enumerate(current.messages):
-        if index >= len(previous.messages) or previous.messages[index][0] != role:
-            return _prefix(current, previous, index, 0, tokens)
-        before = previous.messages[index][1]
+    difference = first_difference(current.messages, previous.messages)
+    if difference is None:
+        return SharedPrefix(current.estimated_tokens, 1.0, -1, "", previous.turn)
+    message, offset = difference
+    tokens, where = 0, "end"
+    for block in current.blocks:
+        if block.message < message or (block.message == message and block.end <= offset):
+            tokens += block.tokens
+            continue
+        if block.message == message:
+            content = current.messages[message][1]
+            tokens += estimate_tokens(content[block.start : offset]) if block.start < offset else 0
+            where = block.name
+        break
+    share = tokens / current.estimated_tokens if current.estimated_tokens else 0.0
+    return SharedPrefix(tokens, min(share, 1.0), message, where, previous.turn)
+
+
+def first_difference(
+    current: list[tuple[str, str]], previous: list[tuple[str, str]]
+) -> tuple[int, int] | None:
+    """(message, character offset) of the first difference; None when ``current`` repeats
+    the start of ``previous`` completely."""
+    for index, (role, content) in enumerate(current):
+        if index >= len(previous) or previous[index][0] != role:
+            return index, 0
+        before = previous[index][1]
         if before != content:
-            common = _common_length(before, content)
-            return _prefix(current, previous, index, common, tokens)
-        tokens += estimate_tokens(content)
-    return SharedPrefix(tokens, _share(tokens, current), -1, "", previous.turn)
-
-
-def _prefix(
-    current: CallReport, previous: CallReport, message: int, offset: int, tokens: int
-) -> SharedPrefix:
-    content = current.messages[message][1]
-    tokens += estimate_tokens(content[:offset])
-    block = next(
-        (b.name for b in current.blocks if b.message == message and b.end >= offset),
-        "text",
-    )
-    return SharedPrefix(tokens, _share(tokens, current), message, block, previous.turn)
-
-
-def _share(tokens: int, report: CallReport) -> float:
-    return tokens / report.estimated_tokens if report.estimated_tokens else 0.0
+            return index, _common_length(before, content)
+    return None
 
 
 def _common_length(a: str, b: str) -> int:
