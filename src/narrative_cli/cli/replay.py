@@ -1,0 +1,90 @@
+"""``narrative replay LOG... --card CARD``: batch-replay chat logs (``--diff A B``: compare)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from narrative_cli.play.options import PlayOptions
+
+Opt = typer.Option
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``replay`` command to the root app."""
+    app.command("replay")(replay_command)
+
+
+def replay_command(
+    logs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="SillyTavern chats (.jsonl) or narrative-cli exports to replay."),
+    ] = None,
+    card: Annotated[Path | None, Opt("--card", help="The character card the logs use.")] = None,
+    lorebook: Annotated[
+        list[Path] | None, Opt("--lorebook", "-l", help="A world file (repeatable).")
+    ] = None,
+    preset: Annotated[Path | None, Opt("--preset", help="A Chat Completion preset.")] = None,
+    persona: Annotated[str | None, Opt("--persona", help="Your persona: text or a file.")] = None,
+    user_name: Annotated[
+        str | None, Opt("--user-name", help="Your name ({{user}}); default: the log's.")
+    ] = None,
+    profile: Annotated[str | None, Opt("--profile", help="A backend profile.")] = None,
+    provider: Annotated[str | None, Opt("--provider", help="openai, anthropic or local.")] = None,
+    base_url: Annotated[str | None, Opt("--base-url", help="The provider's base URL.")] = None,
+    model: Annotated[str | None, Opt("--model", help="The model name.")] = None,
+    api_key_env: Annotated[
+        str | None, Opt("--api-key-env", help="The environment variable holding the key.")
+    ] = None,
+    trace: Annotated[
+        Path | None, Opt("--trace", help="Write every model call to DIR (one sub-folder per log).")
+    ] = None,
+    seed: Annotated[
+        int | None, Opt("--seed", help="Seed for dice and lore rolls; default: from the log.")
+    ] = None,
+    mode: Annotated[str | None, Opt("--mode", help="auto, serial, merged or parallel.")] = None,
+    lang: Annotated[str | None, Opt("--lang", help="auto, zh or en.")] = None,
+    responses: Annotated[
+        Path | None,
+        Opt("--responses", help="Answer every call from this recorded trace (no model needed)."),
+    ] = None,
+    jobs: Annotated[int, Opt("--jobs", "-j", help="Logs replayed at once.", min=1)] = 1,
+    rpm: Annotated[
+        float | None,
+        Opt("--rpm", help="At most this many model calls a minute, all logs together."),
+    ] = None,
+    report: Annotated[
+        Path | None, Opt("--report", help="Write per-log, per-turn figures to FILE.json.")
+    ] = None,
+    diff: Annotated[
+        tuple[Path, Path] | None,
+        Opt("--diff", help="Compare two reports (A.json B.json) instead of replaying."),
+    ] = None,
+    prices: Annotated[
+        Path | None, Opt("--prices", help="Prices per million tokens (YAML/JSON) for costs.")
+    ] = None,
+    no_color: Annotated[bool, Opt("--no-color", help="Plain output without colour.")] = False,
+) -> None:
+    """Replay the user turns of chat logs through the pipeline, or compare two reports."""
+    from narrative_cli.ui.replay_view import ReplayRequest, run_diff, run_replay
+
+    if diff is not None:
+        raise SystemExit(run_diff(diff[0], diff[1], prices=prices, no_color=no_color))
+    if not logs or card is None:
+        raise typer.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
+    options = PlayOptions(
+        card=str(card), lorebooks=[str(p) for p in lorebook or []], preset=_text(preset),
+        persona=persona, user_name=user_name, profile=profile, provider=provider,
+        base_url=base_url, model=model, api_key_env=api_key_env, trace=_text(trace), seed=seed,
+        mode=mode, lang=lang,
+    )  # fmt: skip
+    request = ReplayRequest(
+        [str(p) for p in logs], options, _text(responses), jobs, rpm, _text(report), prices
+    )
+    raise SystemExit(run_replay(request, no_color=no_color))
+
+
+def _text(path: Path | None) -> str | None:
+    return str(path) if path is not None else None

@@ -1,0 +1,242 @@
+"""``--responses TRACE_DIR``: a Backend that answers every call from a recorded trace.
+
+A trace directory holds ``calls.jsonl`` (architecture §3), and a replay of several logs
+writes one sub-directory per log; ``Recording.load(dir)`` reads both. Calls are keyed by
+(session, turn, agent, attempt): the session is the log's label (or, for a trace of one
+session, whatever it was called), and within a turn the n-th call of an agent gets the n-th
+recorded call of that agent. When a trace holds a turn more than once (a turn that failed and
+was played again, or a trace directory used twice), the last recording of the turn wins.
+
+``RecordedBackend`` checks every request against the recorded one before answering: a
+different prompt raises ``ReplayMismatch`` naming the log, turn and agent and showing the first
+differing message and block (``replay.drift``). A recorded call that failed fails again, with
+its recorded error, so a replay takes the same path as the run it repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
+from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
+from narrative_cli.pipeline.trace import request_params, scrub
+from narrative_cli.replay.drift import first_difference
+
+CALLS_FILE = "calls.jsonl"
+ONCE_PER_TURN = frozenset({"planning", "writing", "merged_writing", "analysis", "mvu_extract"})
+DRIFT_HINT = (
+    "the card, lore, settings or prompt templates changed since the trace was recorded; "
+    "replay without --responses to record a new trace"
+)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One line of calls.jsonl."""
+
+    session: str
+    turn: int
+    agent: str
+    attempt: int
+    request: dict[str, Any]
+    response: dict[str, Any]
+    usage: dict[str, Any]
+    latency_ms: float
+    error: str | None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> RecordedCall:
+        """A call from its JSON object; BadInput names the file and line when it is not one."""
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: not a trace call object")
+        try:
+            return cls(
+                session=str(data.get("session", "")),
+                turn=int(data["turn"]),
+                agent=str(data["agent"]),
+                attempt=int(data.get("attempt") or 1),
+                request=dict(data.get("request") or {}),
+                response=dict(data.get("response") or {}),
+                usage=dict(data.get("usage") or {}),
+                latency_ms=float(data.get("latency_ms") or 0.0),
+                error=None if data.get("error") is None else str(data["error"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadInput(f"{where}: not a trace call ({type(exc).__name__}: {exc})") from None
+
+    def reply(self) -> ChatReply:
+        """The recorded answer as the backend gave it."""
+        usage = Usage(
+            prompt_tokens=int(self.usage.get("prompt_tokens") or 0),
+            completion_tokens=int(self.usage.get("completion_tokens") or 0),
+            cached_tokens=int(self.usage.get("cached_tokens") or 0),
+        )
+        return ChatReply(
+            text=str(self.response.get("text") or ""),
+            reasoning=str(self.response.get("reasoning") or ""),
+            finish_reason=self.response.get("finish_reason"),
+            usage=usage,
+            latency_ms=self.latency_ms,
+            model=str(self.request.get("model") or ""),
+        )
+
+
+@dataclass
+class SessionCalls:
+    """The recorded calls of one session (one log), turn by turn."""
+
+    session: str
+    turns: dict[int, list[RecordedCall]] = field(default_factory=dict)
+
+    def pick(self, turn: int, agent: str, index: int) -> RecordedCall | None:
+        """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based)."""
+        found = [call for call in self.turns.get(turn, []) if call.agent == agent]
+        return found[index] if index < len(found) else None
+
+    def agents(self, turn: int) -> list[str]:
+        """The agents recorded for ``turn``, in order, each once."""
+        return list(dict.fromkeys(call.agent for call in self.turns.get(turn, [])))
+
+
+class Recording:
+    """Every call of a trace directory, by session and turn."""
+
+    def __init__(self, directory: Path, sessions: dict[str, SessionCalls]) -> None:
+        self.directory = directory
+        self.sessions = sessions
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Recording:
+        """Read ``DIR/calls.jsonl`` and ``DIR/*/calls.jsonl``; BadInput when there are none."""
+        root = Path(directory)
+        if not root.is_dir():
+            raise BadInput(f"--responses {root}: no such trace directory")
+        found = [root / CALLS_FILE] if (root / CALLS_FILE).is_file() else []
+        found += sorted(p for p in root.glob(f"*/{CALLS_FILE}") if p.is_file())
+        if not found:
+            raise BadInput(
+                f"--responses {root}: no {CALLS_FILE} in it",
+                hint="record one first: narrative replay LOG --card CARD --trace DIR",
+            )
+        calls = [call for path in found for call in _read_calls(path)]
+        return cls(root, _group(calls))
+
+    def for_log(self, label: str, *, only_log: bool) -> SessionCalls:
+        """The calls recorded for the log ``label`` (a one-session trace answers a lone log)."""
+        if label in self.sessions:
+            return self.sessions[label]
+        if only_log and len(self.sessions) == 1:
+            return next(iter(self.sessions.values()))
+        known = ", ".join(sorted(self.sessions)) or "none"
+        raise ReplayMismatch(
+            f"{label}: --responses {self.directory} has no recorded calls for this log "
+            f"(it holds: {known})",
+            hint="record it first by replaying the log with --trace",
+        )
+
+
+def _read_calls(path: Path) -> list[RecordedCall]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--responses {path}: cannot read it ({exc})") from None
+    calls = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"--responses {path}: line {number}"
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise BadInput(f"{where}: invalid JSON ({exc})") from None
+        calls.append(RecordedCall.from_json(data, where))
+    return calls
+
+
+def _group(calls: list[RecordedCall]) -> dict[str, SessionCalls]:
+    """Calls by session and turn; a turn recorded again replaces its earlier recording."""
+    sessions: dict[str, SessionCalls] = {}
+    for call in calls:
+        session = sessions.setdefault(call.session, SessionCalls(call.session))
+        group = session.turns.setdefault(call.turn, [])
+        if call.agent in ONCE_PER_TURN and any(
+            (c.agent, c.attempt) == (call.agent, call.attempt) for c in group
+        ):
+            group = session.turns[call.turn] = []  # the turn was played again
+        group.append(call)
+    return sessions
+
+
+class RecordedBackend:
+    """A Backend answering from ``SessionCalls``; tell it the turn with ``begin_turn``."""
+
+    name = "recorded"
+
+    def __init__(self, calls: SessionCalls, log: str) -> None:
+        self.calls = calls
+        self.log = log
+        self.model = ""
+        self.turn = 0
+        self._used: dict[tuple[int, str], int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def begin_turn(self, turn: int) -> None:
+        """The next calls belong to turn ``turn`` (its recorded calls are used from the start)."""
+        with self._lock:
+            self.turn = turn
+            for key in [k for k in self._used if k[0] == turn]:
+                del self._used[key]
+
+    def complete(self, request: ChatRequest, on_text: TextCallback | None = None) -> ChatReply:
+        """The recorded reply for this request; ReplayMismatch when the prompt drifted."""
+        with self._lock:
+            turn, key = self.turn, (self.turn, request.agent)
+            index = self._used[key]
+            self._used[key] += 1
+        call = self.calls.pick(turn, request.agent, index)
+        if call is None:
+            raise self._missing(turn, request.agent, index)
+        drift = first_difference(call.request, current_request(request, call))
+        if drift is not None:
+            raise ReplayMismatch(
+                f"{self.log}: turn {turn}, {request.agent} (attempt {call.attempt}): the prompt "
+                f"differs from the recorded one at {drift.where}\n" + "\n".join(drift.lines()),
+                hint=DRIFT_HINT,
+            )
+        if call.error is not None:
+            raise BackendError(call.error)
+        reply = call.reply()
+        if on_text is not None and reply.text:
+            on_text(reply.text)
+        return reply
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def _missing(self, turn: int, agent: str, index: int) -> ReplayMismatch:
+        recorded = self.calls.agents(turn)
+        if not recorded:
+            turns = sorted(self.calls.turns)
+            span = f"turns {turns[0]}-{turns[-1]}" if turns else "no turns"
+            what = f"the trace has no turn {turn} for this log (it recorded {span})"
+        else:
+            nth = f"call {index + 1} of {agent}" if index else f"a {agent} call"
+            what = f"the trace recorded no {nth} (it recorded: {', '.join(recorded)})"
+        return ReplayMismatch(f"{self.log}: turn {turn}: {what}", hint=DRIFT_HINT)
+
+
+def current_request(request: ChatRequest, recorded: RecordedCall) -> dict[str, Any]:
+    """``request`` as the trace writes it, JSON round-tripped so it compares with a record."""
+    model = request.model or str(recorded.request.get("model") or "")
+    shaped = {
+        "model": model,
+        "messages": [m.to_dict() for m in request.messages],
+        **request_params(request),
+    }
+    value: dict[str, Any] = json.loads(json.dumps(scrub(shaped), ensure_ascii=False))
+    return value

@@ -1,0 +1,221 @@
+"""``--report FILE.json``: what a replay did, per log and per turn, as plain JSON.
+
+Top level: ``format`` (``narrative-replay-report``), ``version``, ``card``, ``card_hash``,
+``settings_hash``, ``responses``, ``prices``, ``totals`` and ``logs``. Each log has its
+``status`` (``done``, ``skipped``: finished by an earlier run, ``failed`` with ``error``,
+``cancelled``), its ``session_id`` in the store, ``totals``, per-agent usage (``agents``),
+its ``turns`` and its ``final_state`` (game state, MVU variables, summary lines). Each turn
+has its ``input``, ``mode``, ``calls``, ``failed_calls``, ``prompt_tokens``,
+``completion_tokens``, ``cached_tokens``, ``latency_ms``, ``parse_failures``,
+``rejected_events`` (each with its reason), ``warnings``, its ``summary`` entries and the
+``state`` text after it. Totals add ``cost`` when a price table was given.
+
+Parse failures count the JSON replies (plan, analysis, MVU patches) that did not parse: each
+corrective retry is one, and a reply still unusable after it is another.
+
+Prices (``--prices FILE``, YAML or JSON) are per million tokens, by agent name, ``*`` for
+every other agent: ``{"*": {"prompt": 0.27, "cached": 0.07, "completion": 1.1}}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from narrative_cli.errors import BadInput
+from narrative_cli.load import files
+from narrative_cli.pipeline.accounting import AgentUsage, Price, TurnAccount, estimate_cost
+from narrative_cli.replay.runner import LogOutcome, ReplayRun
+from narrative_cli.state.summaries import SummaryStore
+
+REPORT_FORMAT = "narrative-replay-report"
+REPORT_VERSION = 1
+JSON_AGENTS = ("planning", "analysis", "mvu_extract")
+USAGE_KEYS = (
+    "calls",
+    "failed_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "latency_ms",
+)
+Prices = Mapping[str, Price]
+
+
+def build_report(run: ReplayRun, prices: Prices | None = None) -> dict[str, Any]:
+    """The report of a replay run (see the module doc for its keys)."""
+    logs = [log_report(outcome, prices) for outcome in run.outcomes]
+    return {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "card": run.card,
+        "card_hash": run.card_hash,
+        "settings_hash": run.settings_hash,
+        "responses": run.responses,
+        "prices": {name: vars(price) for name, price in prices.items()} if prices else None,
+        "totals": _run_totals(logs),
+        "logs": logs,
+    }
+
+
+def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, Any]:
+    """One log: status, totals, per-agent usage, turns and final state."""
+    turns = [turn_report(record, prices) for record in outcome.records]
+    agents = _agents(outcome.records)
+    totals = _sum(turns, (*USAGE_KEYS, "parse_failures"))
+    totals["rejected_events"] = sum(len(t["rejected_events"]) for t in turns)
+    totals["warnings"] = sum(len(t["warnings"]) for t in turns)
+    totals["cost"] = estimate_cost(agents, prices) if prices else None
+    return {
+        "log": outcome.log.path,
+        "label": outcome.log.label,
+        "kind": outcome.log.kind,
+        "status": outcome.status,
+        "error": outcome.error,
+        "hint": outcome.hint,
+        "session_id": outcome.session_id,
+        "seed": outcome.seed,
+        "turns_total": len(outcome.log.turns),
+        "turns_done": len(turns),
+        "played_now": outcome.played,
+        "seconds": round(outcome.seconds, 3),
+        "log_warnings": list(outcome.log.warnings),
+        "totals": totals,
+        "agents": {name: usage.to_dict() for name, usage in agents.items()},
+        "turns": turns,
+        "final_state": final_state(outcome.final),
+    }
+
+
+def turn_report(record: Mapping[str, Any], prices: Prices | None = None) -> dict[str, Any]:
+    """One turn from its stored record."""
+    account = TurnAccount.from_dict(record.get("usage") or {})
+    total = account.total()
+    warnings = [str(w) for w in record.get("warnings") or []]
+    entry: dict[str, Any] = {
+        "turn": int(record.get("number") or 0),
+        "input": str(record.get("user_input") or ""),
+        "mode": str(record.get("mode") or ""),
+        **{key: _rounded(getattr(total, key)) for key in USAGE_KEYS},
+        "estimated": total.estimated,
+        "parse_failures": parse_failures(account, warnings),
+        "rejected_events": [_rejected(e) for e in record.get("events_rejected") or []],
+        "warnings": warnings,
+        "summary": [str(line) for line in record.get("summary_entries") or []],
+        "state": str(record.get("state_text") or ""),
+        "narrative_chars": len(str(record.get("narrative") or "")),
+    }
+    if prices:
+        entry["cost"] = estimate_cost(account.agents, prices)
+    return entry
+
+
+def parse_failures(account: TurnAccount, warnings: list[str]) -> int:
+    """JSON replies that did not parse: corrective retries plus replies unusable after one."""
+    retries = 0
+    for agent in JSON_AGENTS:
+        usage = account.agents.get(agent)
+        if usage is not None:
+            retries += max(0, usage.calls - usage.failed_calls - 1)
+    unusable = sum(1 for w in warnings if "unusable" in w or "no usable" in w)
+    return retries + unusable
+
+
+def final_state(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """The state a log ended in: turn, game state, MVU variables, summary lines."""
+    if not snapshot:
+        return {}
+    summaries = snapshot.get("summaries") or {}
+    lang = str(summaries.get("lang") or "en") if isinstance(summaries, dict) else "en"
+    return {
+        "turn": snapshot.get("turn"),
+        "state": snapshot.get("state") or {},
+        "mvu": snapshot.get("mvu"),
+        "summaries": SummaryStore.from_dict(summaries, lang).lines(),
+    }
+
+
+def write_report(report: Mapping[str, Any], path: str | Path) -> None:
+    """Write the report as indented UTF-8 JSON (atomically)."""
+    text = json.dumps(report, ensure_ascii=False, indent=1)
+    files.write_text(path, text + "\n", error=BadInput, kind="report")
+
+
+def read_report(path: str | Path) -> dict[str, Any]:
+    """A report written by ``--report``; BadInput names the file when it is not one."""
+    data = files.read_json(path, limit=files.MAX_CHAT_BYTES, error=BadInput, kind="report")
+    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+        raise BadInput(f"{path}: not a replay report (written by narrative replay --report)")
+    if not isinstance(data.get("logs"), list):
+        raise BadInput(f"{path}: the replay report has no 'logs' list")
+    return data
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """A price table file: agent (or ``*``) → prompt / cached / completion per million."""
+    text = files.read_text(path, limit=files.MAX_TEXT_BYTES, error=BadInput, kind="price table")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BadInput(f"{path}: not YAML or JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or not data:
+        raise BadInput(f"{path}: expected agent names (or '*') mapped to prices")
+    return {str(name): _price(value, f"{path}: {name}") for name, value in data.items()}
+
+
+def _price(value: Any, where: str) -> Price:
+    if not isinstance(value, dict):
+        raise BadInput(f"{where}: expected prompt, cached and completion prices per million")
+    unknown = set(value) - {"prompt", "cached", "completion"}
+    if unknown:
+        raise BadInput(f"{where}: unknown key {sorted(unknown)[0]!r} (prompt, cached, completion)")
+    try:
+        numbers = {key: float(number) for key, number in value.items()}
+    except (TypeError, ValueError):
+        raise BadInput(f"{where}: prices must be numbers") from None
+    if any(number < 0 for number in numbers.values()):
+        raise BadInput(f"{where}: prices cannot be negative")
+    return Price(**numbers)
+
+
+def agents_of(log: Mapping[str, Any]) -> dict[str, AgentUsage]:
+    """A report log's per-agent usage, as accounting objects (for re-pricing in a diff)."""
+    raw = log.get("agents") or {}
+    return {str(k): AgentUsage.from_dict(v) for k, v in raw.items() if isinstance(v, dict)}
+
+
+def _agents(records: list[dict[str, Any]]) -> dict[str, AgentUsage]:
+    agents: dict[str, AgentUsage] = {}
+    for record in records:
+        for name, usage in TurnAccount.from_dict(record.get("usage") or {}).agents.items():
+            agents.setdefault(name, AgentUsage()).add(usage)
+    return agents
+
+
+def _run_totals(logs: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = (*USAGE_KEYS, "parse_failures", "rejected_events", "warnings")
+    totals = _sum([log["totals"] for log in logs], keys)
+    costs = [log["totals"]["cost"] for log in logs if log["totals"]["cost"] is not None]
+    totals["cost"] = sum(costs) if costs else None
+    totals["logs"] = len(logs)
+    totals["turns"] = sum(log["turns_done"] for log in logs)
+    totals["failed_logs"] = sum(1 for log in logs if log["status"] in ("failed", "cancelled"))
+    return totals
+
+
+def _sum(items: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: _rounded(sum(item.get(key) or 0 for item in items)) for key in keys}
+
+
+def _rounded(value: Any) -> Any:
+    return round(value, 1) if isinstance(value, float) else value
+
+
+def _rejected(event: Any) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        return {"event": event}
+    return {k: event[k] for k in ("type", "event", "reason", "notes") if k in event}

@@ -1,0 +1,332 @@
+"""``narrative replay`` on screen: progress per log and overall, the summary, the report diff.
+
+Progress goes to stderr: live bars on a terminal (one per running log, one overall), one line
+per finished log elsewhere. The summary table goes to stdout, failures to stderr as
+``error:`` lines. ``run_replay`` and ``run_diff`` return the exit code: 1 when any log
+failed (prompt drift, a backend that gave up), else 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from rich import box
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from narrative_cli.errors import EXIT_FAILURE, EXIT_OK
+from narrative_cli.play.options import PlayOptions
+from narrative_cli.replay.diff import LogDiff, ReportDiff, delta, diff_reports
+from narrative_cli.replay.logs import ReplayLog, read_logs
+from narrative_cli.replay.report import build_report, load_prices, read_report, write_report
+from narrative_cli.replay.runner import Progress, ReplayOptions, replay_logs
+from narrative_cli.ui.console import Consoles, is_terminal, make_consoles
+
+STATUS_STYLE = {"done": "ok", "skipped": "dim", "failed": "error", "cancelled": "warn"}
+PREVIEW = 70
+
+
+@dataclass
+class ReplayRequest:
+    """What ``narrative replay`` was asked to do."""
+
+    logs: list[str]
+    options: PlayOptions
+    responses: str | None = None
+    jobs: int = 1
+    rpm: float | None = None
+    report: str | None = None
+    prices: Path | None = None
+
+
+def run_replay(
+    request: ReplayRequest, *, no_color: bool = False, consoles: Consoles | None = None
+) -> int:
+    """Replay the logs with progress, write the report, show the summary; the exit code."""
+    consoles = consoles or make_consoles(no_color)
+    prices = load_prices(request.prices) if request.prices else None
+    logs = read_logs(request.logs)
+    options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
+    with ReplayProgress(consoles, logs) as progress:
+        run = replay_logs(logs, options, progress)
+    report = build_report(run, prices)
+    if request.report:
+        write_report(report, request.report)
+    render_summary(report, consoles)
+    return EXIT_FAILURE if run.failed else EXIT_OK
+
+
+def run_diff(
+    a: Path, b: Path, *, prices: Path | None = None, no_color: bool = False,
+    consoles: Consoles | None = None,
+) -> int:  # fmt: skip
+    """Compare two replay reports and show what changed."""
+    consoles = consoles or make_consoles(no_color)
+    table = load_prices(prices) if prices else None
+    diff = diff_reports(read_report(a), read_report(b), table)
+    render_diff(diff, consoles, str(a), str(b))
+    return EXIT_OK
+
+
+# -- progress -------------------------------------------------------------------------------
+
+
+class ReplayProgress:
+    """A progress listener: Rich bars on a terminal, plain lines elsewhere (thread-safe)."""
+
+    def __init__(self, consoles: Consoles, logs: Sequence[ReplayLog]) -> None:
+        self.console = consoles.err
+        self.total = sum(len(log.turns) for log in logs)
+        self.live = consoles.color and is_terminal(consoles.err.file)
+        self._lock = threading.Lock()
+        self._bars: RichProgress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        self._done: dict[str, int] = {}
+        self._overall: TaskID | None = None
+
+    def __enter__(self) -> ReplayProgress:
+        if self.live:
+            self._bars = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self._bars.start()
+            self._overall = self._bars.add_task("all logs", total=self.total)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bars is not None:
+            self._bars.stop()
+
+    def __call__(self, event: Progress) -> None:
+        with self._lock:
+            before = self._done.get(event.label, 0)
+            self._done[event.label] = event.done
+            if self._bars is not None:
+                self._update_bars(event, event.done - before)
+            elif event.kind not in ("start", "turn"):
+                self.console.print(_finished_line(event), highlight=False)
+
+    def _update_bars(self, event: Progress, advanced: int) -> None:
+        bars = self._bars
+        assert bars is not None and self._overall is not None
+        if event.label not in self._tasks:
+            label = escape(event.label)
+            self._tasks[event.label] = bars.add_task(label, total=event.total, completed=0)
+        task = self._tasks[event.label]
+        bars.update(task, completed=event.done)
+        bars.update(self._overall, advance=max(advanced, 0))
+        if event.kind not in ("start", "turn"):
+            bars.update(task, visible=False)
+            bars.console.print(_finished_line(event), highlight=False)
+
+
+def _finished_line(event: Progress) -> str:
+    style = STATUS_STYLE.get(event.kind, "")
+    word = f"[{style}]{event.kind:<9}[/{style}]" if style else f"{event.kind:<9}"
+    return f"{word} {escape(event.label)} ({event.done}/{event.total} turns)"
+
+
+# -- summary --------------------------------------------------------------------------------
+
+
+def render_summary(report: Mapping[str, Any], consoles: Consoles) -> None:
+    """The per-log table with a totals row, then failures and log warnings on stderr."""
+    priced = report["totals"].get("cost") is not None
+    table = _table("Replay")
+    columns = ["log", "status", "turns", "calls", "prompt", "output", "cached", "time"]
+    for name in [*columns, "parse ✗", "rejected", *(["cost"] if priced else [])]:
+        table.add_column(name, justify="left" if name in ("log", "status") else "right")
+    for log in report["logs"]:
+        table.add_row(*_summary_row(log, priced))
+    totals = report["totals"]
+    table.add_row(*_figures("total", "", f"{totals['turns']}", totals, priced), style="title")
+    consoles.out.print(table)
+    _render_problems(report, consoles)
+
+
+def _summary_row(log: Mapping[str, Any], priced: bool) -> list[str]:
+    status = str(log["status"])
+    style = STATUS_STYLE.get(status, "")
+    shown = f"[{style}]{status}[/{style}]" if style else status
+    turns = f"{log['turns_done']}/{log['turns_total']}"
+    return _figures(escape(str(log["label"])), shown, turns, log["totals"], priced)
+
+
+def _figures(
+    name: str, status: str, turns: str, totals: Mapping[str, Any], priced: bool
+) -> list[str]:
+    row = [name, status, turns]
+    for key in ("calls", "prompt_tokens", "completion_tokens", "cached_tokens"):
+        row.append(f"{totals.get(key) or 0:,}")
+    row.append(_latency(totals.get("latency_ms")))
+    row += [str(totals.get("parse_failures") or 0), str(totals.get("rejected_events") or 0)]
+    if priced:
+        row.append(_money(totals.get("cost")))
+    return row
+
+
+def _render_problems(report: Mapping[str, Any], consoles: Consoles) -> None:
+    hints: list[str] = []
+    for log in report["logs"]:
+        for note in log.get("log_warnings") or []:
+            consoles.err.print(f"[warn]note:[/warn] {escape(str(log['label']))}: {escape(note)}")
+        if log.get("error"):
+            consoles.err.print(f"[error]error:[/error] {escape(str(log['error']))}")
+            if log.get("hint") and log["hint"] not in hints:
+                hints.append(str(log["hint"]))
+    for hint in hints:
+        consoles.err.print(f"hint: {escape(hint)}")
+
+
+# -- diff -----------------------------------------------------------------------------------
+
+
+def render_diff(diff: ReportDiff, consoles: Consoles, name_a: str, name_b: str) -> None:
+    """Totals with deltas, then each log's status, state, summary and rejection changes."""
+    out = consoles.out
+    out.print(f"[title]Replay diff[/title]  A = {escape(name_a)}   B = {escape(name_b)}")
+    for note in diff.notes:
+        out.print(f"[dim]note: {escape(note)}[/dim]")
+    out.print(_metrics_table("Totals", diff.totals))
+    if diff.logs:
+        out.print(_logs_table(diff.logs))
+    for log in diff.logs:
+        _render_log_changes(log, consoles)
+    changed = [log for log in diff.logs if log.changed]
+    if changed:
+        out.print(f"[warn]{len(changed)} of {len(diff.logs)} log(s) came out differently.[/warn]")
+    else:
+        out.print("[ok]No story differences: same states, summaries and rejected events.[/ok]")
+
+
+def _metrics_table(title: str, metrics: Mapping[str, tuple[Any, Any]]) -> Table:
+    table = _table(title)
+    for name in ("metric", "A", "B", "Δ"):
+        table.add_column(name, justify="left" if name == "metric" else "right")
+    for key, (a, b) in metrics.items():
+        if a is None and b is None:
+            continue
+        label = key.removesuffix("_ms").replace("_", " ")
+        table.add_row(label, _value(key, a), _value(key, b), _delta(key, a, b))
+    return table
+
+
+def _logs_table(logs: Sequence[LogDiff]) -> Table:
+    table = _table("Per log")
+    for name in ("log", "status", "Δ calls", "Δ prompt", "Δ output", "Δ cached"):
+        table.add_column(name, justify="left" if name.startswith(("log", "status")) else "right")
+    table.add_column("Δ cost", justify="right")
+    table.add_column("state Δ", justify="right")
+    for log in logs:
+        status = f"{log.status_a or '—'}→{log.status_b or '—'}"
+        cells = [
+            _delta(key, *log.metrics.get(key, (None, None)))
+            for key in ("calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost")
+        ]
+        table.add_row(escape(log.label), status, *cells, str(len(log.state)))
+    return table
+
+
+def _render_log_changes(log: LogDiff, consoles: Consoles) -> None:
+    out = consoles.out
+    if log.status_a is None or log.status_b is None:
+        side = "B" if log.status_a is None else "A"
+        out.print(f"[title]{escape(log.label)}[/title]: only in report {side}")
+        return
+    if not log.changed:
+        return
+    out.print(f"[title]{escape(log.label)}[/title]")
+    if log.status_a != log.status_b:
+        out.print(f"  status: {log.status_a} → {log.status_b}")
+    for change in log.state:
+        out.print(f"  state {escape(change.path)}: {_show(change.a)} → {_show(change.b)}")
+    for change in log.summaries:
+        out.print(f"  summary, turn {change.path}:")
+        out.print(f"    A: {_show(_joined(change.a))}")
+        out.print(f"    B: {_show(_joined(change.b))}")
+    for change in log.rejected:
+        out.print(f"  rejected events, turn {change.path}:")
+        out.print(f"    A: {_show(_reasons(change.a))}")
+        out.print(f"    B: {_show(_reasons(change.b))}")
+
+
+def _value(key: str, value: Any) -> str:
+    if value is None:
+        return "—"
+    if key == "cost":
+        return _money(value)
+    if key == "latency_ms":
+        return _latency(value)
+    return f"{value:,}" if isinstance(value, int | float) else escape(str(value))
+
+
+def _delta(key: str, a: Any, b: Any) -> str:
+    change = delta(a, b)
+    if change is None:
+        return "—"
+    if not change:
+        return "0"
+    if key == "cost":
+        text = f"{change:+.4f}"
+    elif key == "latency_ms":
+        text = ("+" if change > 0 else "-") + _latency(abs(change))
+    else:
+        text = f"{change:+,}"
+    if isinstance(a, int | float) and a:
+        text += f" ({change / a:+.0%})"
+    return text
+
+
+def _table(title: str) -> Table:
+    return Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )  # fmt: skip
+
+
+def _latency(ms: Any) -> str:
+    value = float(ms or 0)
+    return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
+
+
+def _money(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.4f}"
+
+
+def _joined(lines: Any) -> str:
+    if not lines:
+        return "(none)"
+    return " / ".join(str(line) for line in lines) if isinstance(lines, list) else str(lines)
+
+
+def _reasons(events: Any) -> str:
+    if not events:
+        return "(none)"
+    if not isinstance(events, list):
+        return str(events)
+    return "; ".join(f"{e.get('type', '?')}: {e.get('reason', '')}" for e in events)
+
+
+def _show(value: Any) -> str:
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return escape(text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…")
