@@ -76,6 +76,7 @@ def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, A
         "kind": outcome.log.kind,
         "status": outcome.status,
         "error": outcome.error,
+        "error_kind": outcome.error_kind,
         "hint": outcome.hint,
         "session_id": outcome.session_id,
         "seed": outcome.seed,

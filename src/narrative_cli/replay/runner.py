@@ -64,6 +64,7 @@ class ReplayOptions:
     jobs: int = 1
     rpm: float | None = None
     store_path: Path | None = None
+    bucket: TokenBucket | None = None  # a ready bucket instead of ``rpm`` (tests, embedders)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class LogOutcome:
     records: list[dict[str, Any]] = field(default_factory=list)
     final: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    error_kind: str | None = None  # ReplayMismatch (drift), BackendError, …
     hint: str | None = None
     played: int = 0  # turns played by this run (skipped and resumed turns not counted)
     seed: int | None = None
@@ -157,6 +159,7 @@ def _prepare(logs: list[ReplayLog], options: ReplayOptions, progress: ProgressFn
     if options.rpm is not None and options.rpm <= 0:
         raise BadInput(f"--rpm must be above 0, not {options.rpm:g}")
     settings = load_settings(options.play.overrides())
+    SessionStore(options.store_path).close()  # create and migrate it once, before the workers
     recording = Recording.load(options.responses) if options.responses else None
     return _Shared(
         options=options,
@@ -167,7 +170,7 @@ def _prepare(logs: list[ReplayLog], options: ReplayOptions, progress: ProgressFn
             options.play, settings, responses=options.responses, trace=options.play.trace
         ),
         recording=recording,
-        bucket=TokenBucket.per_minute(options.rpm) if options.rpm else None,
+        bucket=options.bucket or (TokenBucket.per_minute(options.rpm) if options.rpm else None),
         single=len(logs) == 1,
         progress=progress,
     )
@@ -209,11 +212,13 @@ def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcom
     if existing is not None and existing.last_turn >= total:
         return _outcome(store, log, existing.id, SKIPPED)
     shared.progress(Progress(log.label, "start", existing.last_turn if existing else 0, total))
-    recorded = _recorded_backend(log, shared)
     try:
+        recorded = _recorded_backend(log, shared)
         play = _open(store, log, shared, key, existing.id if existing else None, recorded)
     except NarrativeError as error:
-        return LogOutcome(log, FAILED, error=error.message, hint=error.hint)
+        return LogOutcome(
+            log, FAILED, error=error.message, error_kind=type(error).__name__, hint=error.hint
+        )
     status, played = DONE, 0
     problem: NarrativeError | None = None
     try:
@@ -349,5 +354,6 @@ def _outcome(
         records=[view.record for view in views if view.number > 0],
         final=final,
         error=error.message if error is not None else None,
+        error_kind=type(error).__name__ if error is not None else None,
         hint=error.hint if error is not None else None,
     )
