@@ -162,9 +162,11 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise BadInput(f"{path}: not YAML or JSON ({type(exc).__name__})") from None
+        raise BadInput(
+            f"{path}: the price table is not YAML or JSON ({type(exc).__name__})"
+        ) from None
     if not isinstance(data, dict) or not data:
-        raise BadInput(f"{path}: expected agent names (or '*') mapped to prices")
+        raise BadInput(f"{path}: the price table should map agent names (or '*') to prices")
     return {str(name): _price(value, f"{path}: {name}") for name, value in data.items()}
 
 

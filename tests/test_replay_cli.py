@@ -1,0 +1,156 @@
+"""``narrative replay`` from the command line: the real entry point, exit codes and output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from narrative_cli import paths
+from narrative_cli.cli.app import main
+from narrative_cli.pipeline.trace import read_calls
+
+from .servers import ScriptedServer
+from .test_replay import install, st_log, story_card
+
+SECRET = "sk-test-replay-0123456789abcdef"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``narrative ARGS`` in this process; (exit code, stdout, stderr)."""
+    code: object = 0
+    try:
+        main([str(arg) for arg in args])
+    except SystemExit as done:
+        code = done.code
+    out, err = capsys.readouterr()
+    return (code if isinstance(code, int) else 0), out, err
+
+
+def live_flags(server: ScriptedServer) -> list[str]:
+    return ["--provider", "openai", "--base-url", server.base_url, "--model", "scripted-model"]
+
+
+def test_record_replay_offline_and_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    card, log = story_card(tmp_path), st_log(tmp_path, "ferry")
+    monkeypatch.setenv("REPLAY_TEST_KEY", SECRET)
+    t1, t2, r1, r2 = (tmp_path / name for name in ("t1", "t2", "r1.json", "r2.json"))
+    with ScriptedServer() as server:
+        install(server)
+        code, out, err = cli(
+            capsys, "replay", log, "--card", card, *live_flags(server),
+            "--api-key-env", "REPLAY_TEST_KEY", "--trace", t1, "--report", r1,
+        )  # fmt: skip
+        assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert code == 0, err
+    assert "ferry" in out and "done" in out and "3/3" in out
+
+    code, out, err = cli(
+        capsys, "replay", log, "--card", card, "--responses", t1, "--trace", t2, "--report", r2
+    )
+    assert code == 0, err
+    requests = [json.dumps(c["request"], ensure_ascii=False) for c in read_calls(t1)]
+    assert [json.dumps(c["request"], ensure_ascii=False) for c in read_calls(t2)] == requests
+
+    code, out, err = cli(capsys, "replay", "--diff", r1, r2)
+    assert code == 0, err
+    assert "No story differences" in out and "prompt tokens" in out
+
+    written = [*t1.rglob("*"), *t2.rglob("*"), r1, r2, paths.database_file()]
+    for path in written:
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_drift_exits_1_naming_the_turn_and_block(tmp_path: Path) -> None:
+    card, log, trace = story_card(tmp_path), st_log(tmp_path, "ferry"), tmp_path / "t"
+    with ScriptedServer() as server:
+        install(server)
+        recorded = narrative("replay", log, "--card", card, *live_flags(server), "--trace", trace)
+    assert recorded.returncode == 0, recorded.stderr
+    story_card(tmp_path, description="{{char}} keeps a lighthouse, not a ferry.")
+
+    drifted = narrative("replay", log, "--card", card, "--responses", trace)
+
+    assert drifted.returncode == 1
+    assert "error: ferry: turn 1, planning (attempt 1): the prompt differs" in drifted.stderr
+    assert "block <character>" in drifted.stderr
+    assert "now:      Mira keeps a lighthouse, not a ferry." in drifted.stderr
+    assert "hint: the card, lore, settings or prompt templates changed" in drifted.stderr
+    assert "Traceback" not in drifted.stderr
+    assert "failed" in drifted.stdout
+
+
+def narrative(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "narrative_cli", *(str(a) for a in args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+
+
+def test_jobs_write_one_trace_folder_per_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = story_card(tmp_path)
+    logs = [st_log(tmp_path, name) for name in ("north", "south", "east")]
+    trace = tmp_path / "t"
+    with ScriptedServer() as server:
+        install(server)
+        code, out, err = cli(
+            capsys, "replay", *logs, "--card", card, *live_flags(server),
+            "--jobs", "2", "--rpm", "6000", "--trace", trace,
+        )  # fmt: skip
+    assert code == 0, err
+    assert sorted(p.name for p in trace.iterdir()) == ["east", "north", "south"]
+    assert "total" in out and all(name in out for name in ("north", "south", "east"))
+
+    code, out, err = cli(capsys, "replay", *logs, "--card", card, "--responses", trace, "-j", "3")
+    assert code == 0, err
+    assert out.count("done") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["replay"], "give LOG files and --card CARD"),
+        (["replay", "{log}"], "give LOG files and --card CARD"),
+        (["replay", "{missing}", "--card", "{card}"], "no such chat file"),
+        (["replay", "{log}", "--card", "{card}", "--responses", "{missing}"], "no such trace"),
+        (["replay", "{log}", "--card", "{card}", "--jobs", "0"], "--jobs"),
+        (["replay", "{log}", "--card", "{card}", "--rpm", "-1"], "--rpm must be above 0"),
+        (["replay", "--diff", "{log}", "{log}"], "invalid JSON in the report file"),
+        (["replay", "{log}", "--card", "{card}", "--prices", "{log}"], "the price table is not"),
+    ],
+)
+def test_bad_usage_exits_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    names = {
+        "log": str(st_log(tmp_path, "ferry")),
+        "card": str(story_card(tmp_path)),
+        "missing": str(tmp_path / "missing.jsonl"),
+    }
+    code, out, err = cli(capsys, *(arg.format(**names) for arg in args))
+    assert code == 2
+    assert message in out + err
+    assert "Traceback" not in out + err
+
+
+def test_help_lists_the_replay_and_common_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "replay", "--help")
+    assert code == 0
+    flags = (
+        "--card", "--lorebook", "--preset", "--persona", "--user-name", "--profile",
+        "--provider", "--base-url", "--model", "--api-key-env", "--trace", "--seed", "--mode",
+        "--lang", "--responses", "--jobs", "--report", "--diff", "--rpm", "--prices",
+    )  # fmt: skip
+    assert [flag for flag in flags if flag not in out] == []
