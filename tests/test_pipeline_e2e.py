@@ -327,3 +327,33 @@ def state_text_of(result: TurnResult) -> str:
     from narrative_cli.state.engine import GameState, state_summary
 
     return state_summary(GameState.from_dict(result.snapshot.state), "zh")
+
+
+@pytest.mark.parametrize(
+    ("reply", "story"),
+    [
+        ("<think>plan it</think>\nThe bell tolls.", "The bell tolls."),
+        ("The bell tolls.<think>unfinished reasoning", "The bell tolls."),
+        ("<context>\nThe bell tolls.\n</context>\n<summary>x</summary>", "The bell tolls."),
+        ("<state_summary>\nTime: Day 1\n</state_summary>\nThe bell tolls.", "The bell tolls."),
+        ("<worldinfo4>\nlore\n</worldinfo4>\n\nThe bell tolls.", "The bell tolls."),
+        ("[Turn 2] User: I wait.\nThe bell tolls.", "The bell tolls."),
+        ("[第3轮] 叙事要点：钟响\n钟声响起。", "钟声响起。"),
+        ("A [Turn 2] in the middle stays.", "A [Turn 2] in the middle stays."),
+        ("<think>only thinking</think>", ""),
+    ],
+)
+def test_writer_replies_are_cleaned_of_reasoning_and_echoed_prompt(reply: str, story: str) -> None:
+    from narrative_cli.pipeline.stages import clean_narrative
+
+    assert clean_narrative(reply) == story
+
+
+def test_a_writer_reply_with_no_story_fails_the_turn(scripted_server: ScriptedServer) -> None:
+    from narrative_cli.errors import BackendError
+
+    lantern_script(writing="<think>hmm</think><recent_turns>\nx\n</recent_turns>").install(
+        scripted_server
+    )
+    with pytest.raises(BackendError, match="no story text"):
+        run_turn(lantern(scripted_server), "I trim the wick.", backends_for(scripted_server))

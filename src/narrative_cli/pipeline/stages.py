@@ -28,19 +28,14 @@ Builder = Callable[[PromptInputs], Prompt]
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _ECHOED_BLOCKS = (
-    "story_summary",
-    "state_summary",
-    "recent_turns",
-    "writing_guide",
-    "tool_results",
-    "worldinfo1",
-    "worldinfo2",
-    "worldinfo3",
-    "user_input",
-    "user_persona",
-    "character",
+    "story_summary", "state_summary", "recent_turns", "writing_guide", "tool_results",
+    r"worldinfo\d*", "user_input", "user_persona", "user_preset", "character",
+    "character_note", "post_history_instructions", "text_recall", "narrative_output",
+    "narrative_text", "tool_history",
+)  # fmt: skip
+_ECHOED = re.compile(
+    r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE
 )
-_ECHOED = re.compile(r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _SUMMARY_LINE = re.compile(
     r"^\s*[\[【](?:第\s*\d+\s*轮|轮\s*\d+|Turn\s+\d+)[\]】].*$\n?", re.MULTILINE
 )
