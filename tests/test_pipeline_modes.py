@@ -161,31 +161,38 @@ def test_parallel_mode_overlaps_the_analysis_with_independent_tools(
         tool_entry(1, DICE_TOOL),
         tool_entry(2, llm_tool("weather", "post_pipeline", ["narrative_text"])),
         tool_entry(3, llm_tool("panel", "post_pipeline", ["state_summary"])),
+        tool_entry(4, llm_tool("gossip", "post_pipeline", ["user_input"])),
     ]
     card = write_card(tmp_path, entries)
-    weather_called = threading.Event()
-    overlap: list[bool] = []
+    together = threading.Barrier(3, timeout=5)  # analysis, weather and gossip all in flight
+    met: list[bool] = []
 
-    def analysis(request: RecordedRequest) -> dict[str, Any]:
-        overlap.append(weather_called.wait(5))  # the analysis is still open when weather arrives
-        return {
-            "events": [{"type": "move", "params": {"location": "ferry deck"}}],
-            "summary_entries": ["Left the pier."],
-        }
+    def meet(answer: Any) -> Any:
+        def hook(request: RecordedRequest) -> Any:
+            try:
+                together.wait()
+                met.append(True)
+            except threading.BrokenBarrierError:
+                met.append(False)
+            return answer
 
-    def weather(request: RecordedRequest) -> str:
-        weather_called.set()
-        return "<weather>fog</weather>"
+        return hook
 
-    script = Script({"analysis": analysis, "tool:weather": weather}).install(scripted_server)
+    analysis = {
+        "events": [{"type": "move", "params": {"location": "ferry deck"}}],
+        "summary_entries": ["Left the pier."],
+    }
+    answers = {
+        "analysis": meet(analysis),
+        "tool:weather": meet("<weather>fog</weather>"),
+        "tool:gossip": meet("<gossip>none</gossip>"),
+    }
+    script = Script(answers).install(scripted_server)
     result = _play(scripted_server, card, parallel=True)
     assert result.mode == "parallel"
-    assert overlap == [True]
-    assert sorted(script.seen) == sorted(
-        ["planning", "writing", "analysis", "tool:weather", "tool:panel"]
-    )
-    assert script.seen.index("tool:panel") > script.seen.index("analysis")
+    assert met == [True, True, True]
+    assert script.seen[:2] == ["planning", "writing"] and script.seen[-1] == "tool:panel"
     panel = message(requests_of(scripted_server, "tool:panel")[0], "user")
     assert "Location: ferry deck" in (block(panel, "state_summary") or "")
-    assert list(result.post_outputs) == ["weather", "panel"]
+    assert list(result.post_outputs) == ["weather", "gossip", "panel"]
     assert result.summary_entries == ["[Turn 1] Left the pier."]

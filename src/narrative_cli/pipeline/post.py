@@ -1,12 +1,13 @@
 """After the story text: merged analysis, state update, post-pipeline tools and mvu_extract.
 
 Serial order (the default): analysis → apply events and summary entries → every post-pipeline
-tool in entry order → ``mvu_extract``. Parallel (``concurrent_post``): the analysis runs in a
-worker thread while the *independent* post tools and ``mvu_extract`` run here on the context
-from before the analysis (mvu_extract reads only the MVU variables, which the analysis never
-changes); then the events are applied and the *dependent* tools (those declaring
-``story_summary``, ``state_summary`` or ``known_context``) run on the fresh state. Outputs
-keep that order: independent first, then dependent.
+tool in entry order → ``mvu_extract``. Parallel (``concurrent_post``): the analysis, each
+*independent* llm tool and ``mvu_extract`` run at the same time in worker threads, on the
+context from before the analysis (mvu_extract reads only the MVU variables, which the
+analysis never changes); independent code tools run meanwhile in this thread, in order, as
+they draw from the session RNG. Then the events are applied and the *dependent* tools (those
+declaring ``story_summary``, ``state_summary`` or ``known_context``) run on the fresh state.
+Outputs keep that order: independent first (in entry order), then dependent.
 
 An analysis failure is never silent: a backend error or a reply that stays unparseable after
 the corrective retry becomes a visible warning saying the turn's events and summary were not
@@ -28,7 +29,7 @@ from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.engine import apply_events
 from narrative_cli.state.mvu import apply_patches, mvu_summary
 from narrative_cli.tools.definitions import ToolDef
-from narrative_cli.tools.runner import run_post_pipeline, split_independent
+from narrative_cli.tools.runner import ToolResult, run_post_pipeline, split_independent
 
 AnalysisOutcome = JsonOutcome | BackendError
 
@@ -47,14 +48,28 @@ def finish_turn(state: TurnState) -> None:
 
 
 def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
+    """Analysis ‖ independent llm tools ‖ mvu_extract; code tools here, in order (they draw
+    from the session RNG, so they never run concurrently); then the dependent tools."""
     independent, dependent = split_independent(tools)
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analysis")
+    context, code_state = state.tool_context(narrative=state.narrative), state.code_state()
+    llm = [tool for tool in independent if tool.type == "llm"]
+    pool = ThreadPoolExecutor(max_workers=1 + len(llm) + int(mvu), thread_name_prefix="post")
     try:
-        future: Future[AnalysisOutcome] = pool.submit(run_analysis, state)
-        run_post_tools(state, independent)
-        if mvu:
-            run_mvu_extract(state)
-        outcome = future.result()
+        analysis: Future[AnalysisOutcome] = pool.submit(run_analysis, state)
+        variables = pool.submit(run_mvu_extract, state) if mvu else None
+        jobs = {
+            tool.name: pool.submit(_results, state, [tool], context, code_state) for tool in llm
+        }
+        with state.stage("post"):
+            code = _results(state, [t for t in independent if t.type != "llm"], context, code_state)
+            done = iter(code)
+            results = [
+                jobs[t.name].result()[0] if t.name in jobs else next(done) for t in independent
+            ]
+            _record(state, results)
+        if variables is not None:
+            variables.result()
+        outcome = analysis.result()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     apply_analysis(state, outcome)
@@ -110,23 +125,36 @@ def _apply(state: TurnState, value: dict[str, Any]) -> None:
 
 
 def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
-    """Run post-pipeline tools; outputs become part of the visible message."""
+    """Run post-pipeline tools in order; outputs become part of the visible message."""
     if not tools:
         return
     with state.stage("post"):
-        past = {t.number: _message_text(t.narrative, t.post_outputs) for t in state.story.history}
-        results = run_post_pipeline(
-            tools,
-            state.tool_context(narrative=state.narrative),
-            state.code_state(),
-            state.rng,
-            llm_tool_call(state),
-            state.lang,
-            past_outputs=past,
-            current_turn=state.number,
-        )
-        state.post_results.extend(results)
-        report_tools(state, results, "post")
+        context = state.tool_context(narrative=state.narrative)
+        _record(state, _results(state, tools, context, state.code_state()))
+
+
+def _results(
+    state: TurnState, tools: list[ToolDef], context: dict[str, str], code_state: dict[str, Any]
+) -> list[ToolResult]:
+    """One result per tool (code tools as sandboxed code, llm tools as calls)."""
+    if not tools:
+        return []
+    past = {t.number: _message_text(t.narrative, t.post_outputs) for t in state.story.history}
+    return run_post_pipeline(
+        tools,
+        context,
+        code_state,
+        state.rng,
+        llm_tool_call(state),
+        state.lang,
+        past_outputs=past,
+        current_turn=state.number,
+    )
+
+
+def _record(state: TurnState, results: list[ToolResult]) -> None:
+    state.post_results.extend(results)
+    report_tools(state, results, "post")
 
 
 def run_mvu_extract(state: TurnState) -> None:
