@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+from narrative_cli import paths
 from narrative_cli.errors import ChatFileError
 from narrative_cli.pipeline.accounting import Price
 from narrative_cli.pipeline.trace import read_calls
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.replay.diff import diff_reports
+from narrative_cli.replay.drift import block_at, first_difference, line_at
 from narrative_cli.replay.limiter import TokenBucket
 from narrative_cli.replay.logs import read_log, read_logs, unique_labels
 from narrative_cli.replay.report import build_report, read_report
@@ -28,6 +30,7 @@ from .pipeline_support import DICE_TOOL, PLAN, Script, entry, tool_entry, write_
 from .servers import Reply, ScriptedServer
 
 INPUTS = ("I cast off the rope.", "I ring the ferry bell.", "I steer toward the lights.")
+ANALYSIS_OK = {"events": [], "summary_entries": ["The ferry moves on."]}
 OLD_LORE = "The harbour master is called Oskar and he hates fog."
 NEW_LORE = "The harbour master is called Oskar and he loves fog."
 
@@ -217,6 +220,28 @@ def test_an_edited_lorebook_entry_is_named_with_its_block(tmp_path: Path) -> Non
     assert f"recorded: {OLD_LORE}" in message and f"now:      {NEW_LORE}" in message
 
 
+def test_prompts_are_fitted_to_the_recorded_context_window_not_the_local_one(
+    tmp_path: Path,
+) -> None:
+    card, world, log = story_card(tmp_path), world_file(tmp_path), st_log(tmp_path, "ferry")
+    trace = recorded_trace(tmp_path, card, world, log)  # a remote profile: prompts not fitted
+    config = paths.config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("profiles:\n  local: {provider: local, context_size: 700}\n")
+    offline = PlayOptions(card=str(card), lorebooks=[str(world)])
+
+    run = replay([log], offline, responses=str(trace))  # the default profile is local now
+    assert run.outcomes[0].status == "done"
+
+    (trace / "replay-settings.json").unlink()  # a trace that did not note its windows
+    with SessionStore() as store:
+        for info in store.list_sessions():
+            store.delete(info.id)
+    run = replay([log], offline, responses=str(trace))
+    assert run.outcomes[0].error_kind == "ReplayMismatch"
+    assert "give the same backend flags" in (run.outcomes[0].hint or "")
+
+
 def test_a_log_the_trace_never_recorded_is_reported_by_name(tmp_path: Path) -> None:
     card, world = story_card(tmp_path), world_file(tmp_path)
     trace = recorded_trace(tmp_path, card, world, st_log(tmp_path, "ferry"))
@@ -229,6 +254,51 @@ def test_a_log_the_trace_never_recorded_is_reported_by_name(tmp_path: Path) -> N
     statuses = {o.log.label: (o.status, o.error or "") for o in run.outcomes}
     assert statuses["ferry"][0] == "done"  # the one-log trace was recorded under "ferry"
     assert "has no recorded calls for this log (it holds: ferry)" in statuses["other"][1]
+
+
+def test_a_recorded_failure_fails_again_so_the_replay_takes_the_same_path(
+    tmp_path: Path,
+) -> None:
+    card, log, trace = story_card(tmp_path), st_log(tmp_path, "ferry"), tmp_path / "t"
+    refused = Reply(fault="status", status=400, body={"error": {"message": "analysis refused"}})
+    analyses = [ANALYSIS_OK, refused, ANALYSIS_OK]
+    with ScriptedServer() as server:
+        install(server, analysis=analyses)
+        original = replay([log], live(server, card, trace=str(trace))).outcomes[0]
+    assert "analysis refused" in " ".join(original.records[1]["warnings"])
+
+    offline = replay([log], PlayOptions(card=str(card)), responses=str(trace)).outcomes[0]
+
+    assert offline.status == "done"
+    assert stable(offline.records) == stable(original.records)
+
+
+def test_drift_names_changed_parameters_and_missing_messages() -> None:
+    recorded = {"model": "a", "messages": [{"role": "system", "content": "x"}], "temperature": 0.7}
+    same_but_model = {**recorded, "model": "b"}
+    hotter = {**recorded, "temperature": 0.9}
+    longer = {**recorded, "messages": [*recorded["messages"], {"role": "user", "content": "more"}]}
+    assert first_difference(recorded, same_but_model) is None
+    drift = first_difference(recorded, hotter)
+    assert drift is not None and (drift.where, drift.recorded, drift.current) == (
+        "request parameter 'temperature'",
+        "0.7",
+        "0.9",
+    )
+    drift = first_difference(recorded, longer)
+    assert drift is not None and drift.where == "message 2 (user): new, not recorded"
+    assert drift.current == "more"
+
+
+def test_the_innermost_block_and_line_are_shown() -> None:
+    text = "<outer>\nintro\n<inner>\nline one\nline two\n</inner>\noutro\n</outer>\ntail"
+    assert block_at(text, text.index("line two")) == "inner"
+    assert block_at(text, text.index("outro")) == "outer"
+    assert block_at(text, text.index("tail")) is None
+    assert line_at(text, text.index("two")) == "line two"
+    long_line = "a" * 300 + "X" + "b" * 300
+    shown = line_at(long_line, 300)
+    assert "X" in shown and shown.startswith("…") and shown.endswith("…") and len(shown) < 200
 
 
 # -- jobs, the shared rate limit, traces per log ----------------------------------------------

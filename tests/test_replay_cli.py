@@ -110,7 +110,8 @@ def test_jobs_write_one_trace_folder_per_log(
             "--jobs", "2", "--rpm", "6000", "--trace", trace,
         )  # fmt: skip
     assert code == 0, err
-    assert sorted(p.name for p in trace.iterdir()) == ["east", "north", "south"]
+    assert sorted(p.name for p in trace.iterdir() if p.is_dir()) == ["east", "north", "south"]
+    assert (trace / "replay-settings.json").is_file()
     assert "total" in out and all(name in out for name in ("north", "south", "east"))
 
     code, out, err = cli(capsys, "replay", *logs, "--card", card, "--responses", trace, "-j", "3")

@@ -21,6 +21,7 @@ from typing import Any
 
 from narrative_cli.config import Settings
 from narrative_cli.errors import BadInput, LorebookError, PresetError
+from narrative_cli.load import files
 from narrative_cli.play.opening import file_hash
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.replay.logs import ReplayLog
@@ -102,7 +103,7 @@ def _file_hashes(options: PlayOptions) -> dict[str, str | None]:
         hashes[_absolute(options.preset) or options.preset] = file_hash(
             options.preset, PresetError, "preset"
         )
-    if options.persona and Path(options.persona).expanduser().is_file():
+    if options.persona and files.is_existing_file(Path(options.persona).expanduser()):
         hashes["persona"] = _hash_or_none(options.persona)
     return hashes
 

@@ -28,9 +28,11 @@ from narrative_cli.pipeline.trace import request_params, scrub
 from narrative_cli.replay.drift import first_difference
 
 CALLS_FILE = "calls.jsonl"
+SETTINGS_FILE = "replay-settings.json"  # what a recording replay needs beyond the calls
 ONCE_PER_TURN = frozenset({"planning", "writing", "merged_writing", "analysis", "mvu_extract"})
 DRIFT_HINT = (
-    "the card, lore, settings or prompt templates changed since the trace was recorded; "
+    "the card, lore, settings or prompt templates changed since the trace was recorded "
+    "(or it was recorded with another model profile: give the same backend flags); "
     "replay without --responses to record a new trace"
 )
 
@@ -104,11 +106,23 @@ class SessionCalls:
 
 
 class Recording:
-    """Every call of a trace directory, by session and turn."""
+    """Every call of a trace directory, by session and turn.
 
-    def __init__(self, directory: Path, sessions: dict[str, SessionCalls]) -> None:
+    ``context_limits`` holds the context window each agent's prompts were fitted to when the
+    trace was recorded by ``narrative replay`` (``replay-settings.json``): the replay fits its
+    prompts to the same windows, whatever model profile is configured now. A trace written by
+    ``narrative run`` has none; the configured profile's windows are used then.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        sessions: dict[str, SessionCalls],
+        context_limits: dict[str, int | None] | None = None,
+    ) -> None:
         self.directory = directory
         self.sessions = sessions
+        self.context_limits = context_limits
 
     @classmethod
     def load(cls, directory: str | Path) -> Recording:
@@ -124,7 +138,7 @@ class Recording:
                 hint="record one first: narrative replay LOG --card CARD --trace DIR",
             )
         calls = [call for path in found for call in _read_calls(path)]
-        return cls(root, _group(calls))
+        return cls(root, _group(calls), read_context_limits(root))
 
     def for_log(self, label: str, *, only_log: bool) -> SessionCalls:
         """The calls recorded for the log ``label`` (a one-session trace answers a lone log)."""
@@ -138,6 +152,30 @@ class Recording:
             f"(it holds: {known})",
             hint="record it first by replaying the log with --trace",
         )
+
+
+def write_context_limits(directory: str | Path, limits: dict[str, int | None]) -> None:
+    """Note in a trace directory the context window each agent's prompts were fitted to."""
+    root = Path(directory)
+    text = json.dumps({"context_limits": limits}, indent=1, sort_keys=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / SETTINGS_FILE).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"--trace {root}: cannot write {SETTINGS_FILE} ({exc.strerror})") from None
+
+
+def read_context_limits(directory: Path) -> dict[str, int | None] | None:
+    """The context windows a recording noted, or None when it noted none."""
+    path = directory / SETTINGS_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        limits = data["context_limits"]
+        return {str(k): None if v is None else int(v) for k, v in limits.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise BadInput(f"--responses {path}: not a replay settings file") from None
 
 
 def _read_calls(path: Path) -> list[RecordedCall]:

@@ -2,13 +2,14 @@
 
 Top level: ``format`` (``narrative-replay-report``), ``version``, ``card``, ``card_hash``,
 ``settings_hash``, ``responses``, ``prices``, ``totals`` and ``logs``. Each log has its
-``status`` (``done``, ``skipped``: finished by an earlier run, ``failed`` with ``error``,
-``cancelled``), its ``session_id`` in the store, ``totals``, per-agent usage (``agents``),
-its ``turns`` and its ``final_state`` (game state, MVU variables, summary lines). Each turn
-has its ``input``, ``mode``, ``calls``, ``failed_calls``, ``prompt_tokens``,
-``completion_tokens``, ``cached_tokens``, ``latency_ms``, ``parse_failures``,
-``rejected_events`` (each with its reason), ``warnings``, its ``summary`` entries and the
-``state`` text after it. Totals add ``cost`` when a price table was given.
+``status`` (``done``, ``skipped``: finished by an earlier run, ``failed`` with ``error`` and
+``error_kind``, e.g. ``ReplayMismatch`` for prompt drift, ``cancelled``), its ``session_id``
+in the store, ``totals``, per-agent usage (``agents``), its ``turns`` and its
+``final_state`` (game state, MVU variables, summary lines). Each turn has its ``input``,
+``mode``, ``calls``, ``failed_calls``, ``prompt_tokens``, ``completion_tokens``,
+``cached_tokens``, ``latency_ms``, ``parse_failures``, ``rejected_events`` (each with its
+reason), ``warnings``, its ``summary`` entries and the ``state`` text after it. Totals add
+``cost`` when a price table was given.
 
 Parse failures count the JSON replies (plan, analysis, MVU patches) that did not parse: each
 corrective retry is one, and a reply still unusable after it is another.

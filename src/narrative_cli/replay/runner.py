@@ -35,10 +35,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.backends import Backend, open_backend
-from narrative_cli.config import AgentSettings, Profile, Settings, load_settings
+from narrative_cli.config import Settings, load_settings
 from narrative_cli.errors import BadInput, NarrativeError
-from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.story import PlayedTurn, Story
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play import opening
@@ -46,9 +44,10 @@ from narrative_cli.play.controller import PlaySession
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.replay.keys import REPLAY_KEY, find_replay, replay_entry, replay_key
 from narrative_cli.replay.keys import settings_hash as compute_settings_hash
-from narrative_cli.replay.limiter import LimitedBackend, TokenBucket
+from narrative_cli.replay.limiter import TokenBucket
 from narrative_cli.replay.logs import ReplayLog
-from narrative_cli.replay.recorded import RecordedBackend, Recording
+from narrative_cli.replay.recorded import RecordedBackend, Recording, write_context_limits
+from narrative_cli.replay.sources import backends_for, context_limits
 from narrative_cli.store.sessions import SessionStore
 
 DONE, SKIPPED, FAILED, CANCELLED = "done", "skipped", "failed", "cancelled"
@@ -161,6 +160,9 @@ def _prepare(logs: list[ReplayLog], options: ReplayOptions, progress: ProgressFn
     settings = load_settings(options.play.overrides())
     SessionStore(options.store_path).close()  # create and migrate it once, before the workers
     recording = Recording.load(options.responses) if options.responses else None
+    if options.play.trace:
+        noted = recording.context_limits if recording is not None else None
+        write_context_limits(options.play.trace, noted or context_limits(settings))
     return _Shared(
         options=options,
         settings=settings,
@@ -287,7 +289,8 @@ def _open(
         session=None,
         resume=None,
     )
-    backends = _backends(shared, recorded)
+    limits = shared.recording.context_limits if shared.recording is not None else None
+    backends = backends_for(shared.settings, shared.bucket, recorded, limits)
     if existing is not None:
         play = PlaySession.resume(store, str(existing), options, backends)
     else:
@@ -325,17 +328,6 @@ def _recorded_backend(log: ReplayLog, shared: _Shared) -> RecordedBackend | None
     if shared.recording is None:
         return None
     return RecordedBackend(shared.recording.for_log(log.label, only_log=shared.single), log.label)
-
-
-def _backends(shared: _Shared, recorded: RecordedBackend | None) -> BackendSet:
-    """Every agent's backend behind the shared bucket (the recording stands in for all)."""
-    bucket = shared.bucket
-
-    def opener(profile: Profile, agent_settings: AgentSettings) -> Backend:
-        inner: Backend = recorded if recorded is not None else open_backend(profile, agent_settings)
-        return LimitedBackend(inner, bucket)
-
-    return BackendSet.from_settings(shared.settings, opener=opener)
 
 
 def _outcome(

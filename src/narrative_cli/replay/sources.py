@@ -1,0 +1,66 @@
+"""Where a replay's answers come from: the configured models, or a recording.
+
+``backends_for(settings, bucket, recorded, limits)`` gives the ``BackendSet`` one log plays
+with. Every agent keeps its configured sampling settings (they are part of the request a
+recording is checked against); only the backend behind it changes:
+
+- live: the agent's profile, opened as usual, behind the shared ``TokenBucket``;
+- recorded: the log's ``RecordedBackend`` for every agent, and the prompts fitted to the
+  context windows the recording noted (``limits``), so a trace recorded on one profile
+  replays on a machine configured with another.
+
+``context_limits(settings)`` is what a recording notes: each agent's context window under
+the configured profiles (None: the prompt is not fitted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from narrative_cli.backends import Backend, open_backend
+from narrative_cli.config import AgentSettings, Profile, Settings
+from narrative_cli.pipeline.backendset import BackendSet
+from narrative_cli.replay.limiter import LimitedBackend, TokenBucket
+from narrative_cli.replay.recorded import RecordedBackend
+
+FITTED_AGENTS = ("planning", "writing", "merged_writing", "analysis", "mvu_extract")
+
+
+@dataclass
+class RecordedLimits(BackendSet):
+    """A BackendSet whose context windows are the recorded ones (``*``: any other agent)."""
+
+    limits: dict[str, int | None] = field(default_factory=dict)
+
+    def context_limit(self, agent: str) -> int | None:
+        """The window the recording fitted ``agent``'s prompts to."""
+        for key in (agent, agent.split(":", 1)[0], "*"):
+            if key in self.limits:
+                return self.limits[key]
+        return super().context_limit(agent)
+
+
+def context_limits(settings: Settings) -> dict[str, int | None]:
+    """Each agent's context window under ``settings`` (what a recording notes)."""
+    backends = BackendSet.from_settings(settings)
+    limits = {agent: backends.context_limit(agent) for agent in FITTED_AGENTS}
+    limits["tool"] = backends.context_limit("tool")
+    limits["*"] = backends.context_limit("*")
+    return limits
+
+
+def backends_for(
+    settings: Settings,
+    bucket: TokenBucket | None,
+    recorded: RecordedBackend | None = None,
+    limits: dict[str, int | None] | None = None,
+) -> BackendSet:
+    """Every agent's backend behind the shared bucket (the recording stands in for all)."""
+
+    def opener(profile: Profile, agent_settings: AgentSettings) -> Backend:
+        inner: Backend = recorded if recorded is not None else open_backend(profile, agent_settings)
+        return LimitedBackend(inner, bucket)
+
+    if recorded is not None and limits is not None:
+        return RecordedLimits(settings=settings, opener=opener, limits=dict(limits))
+    return BackendSet.from_settings(settings, opener=opener)
