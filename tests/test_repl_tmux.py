@@ -113,14 +113,34 @@ def test_type_see_the_story_stream_cancel_with_ctrl_c_and_leave_with_ctrl_d(
     )
 
     term.keys("C-d")
-    deadline = time.monotonic() + 15
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), term.screen()
-    assert marker.read_text().strip() == "0"
+    assert exit_code(term, marker) == "0"
 
     with SessionStore(clean_environ / "sessions.db") as store:
         session = store.list_sessions()[0]
         assert store.resume(session.id).number == 1  # the cancelled turn was not saved
     history = (clean_environ / "history.txt").read_text(encoding="utf-8")
     assert "I climb the stairs." in history
+
+
+def exit_code(term: Terminal, marker: Path) -> str:
+    """The exit code the program wrote to ``marker`` when it ended."""
+    deadline = time.monotonic() + 15
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), term.screen()
+    return marker.read_text().strip()
+
+
+def test_ctrl_c_clears_a_typed_line_and_leaves_at_an_empty_prompt(
+    terminal: tuple[Terminal, Path], scripted_server: ScriptedServer
+) -> None:
+    term, marker = terminal
+    scripted_server.reply_with(StoryScript())
+    term.wait_for(lambda s: "Three days of fog" in s and at_prompt(s), "the greeting and prompt")
+    term.type("a draft I regret")
+    term.wait_for(lambda s: "a draft I regret" in s, "the typed line")
+    term.keys("C-c")
+    term.wait_for(lambda s: "a draft I regret" not in s and at_prompt(s), "the cleared line")
+    assert not marker.exists()  # still running
+    term.keys("C-c")
+    assert exit_code(term, marker) == "0"
