@@ -1,0 +1,176 @@
+"""Benchmark ``narrative replay`` with recorded responses (no model): turns per second.
+
+    python benchmarks/replay.py [--turns 500] [--logs 20] [--log-turns 50] [--jobs 4] [--rounds 3]
+
+Setup (not timed): the sample card ``lantern-keeper.png`` (dice and code tools, an llm tool,
+MVU variables: every stage of the pipeline runs), a SillyTavern log of ``--turns`` user
+messages and ``--logs`` logs of ``--log-turns`` messages, each replayed once live against the
+scripted loopback server (``tests/servers.py``) with ``--trace`` to record the responses.
+
+Measured, ``--rounds`` times each, every round into a fresh session database:
+
+1. the long log replayed with ``--responses``: turns per second; the baseline is the same log
+   replayed live against the loopback server in the same run (the recording pass);
+2. per-turn cost at turn 10 against turn ``--turns``: wall time per turn (medians of the ten
+   turns around each point) and prompt tokens per turn, as ratios;
+3. the ``--logs`` logs with ``--responses`` and ``--jobs N``: turns per second; the baseline is
+   the same logs with ``--jobs 1``.
+
+Medians are printed; the machine is noisy (2 cores), so read the ratios, not the absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.servers import ScriptedServer  # noqa: E402
+from tests.story_replies import StoryScript  # noqa: E402
+
+from narrative_cli.play.options import PlayOptions  # noqa: E402
+from narrative_cli.replay.logs import read_logs  # noqa: E402
+from narrative_cli.replay.runner import Progress, ReplayOptions, ReplayRun, replay_logs  # noqa: E402
+
+CARD = Path(__file__).resolve().parents[1] / "sample_cards" / "lantern-keeper.png"
+ACTIONS = ("I trim the wick.", "I check the oil.", "I look out at the fog.", "I write in the log.")
+
+
+def make_log(folder: Path, name: str, turns: int) -> Path:
+    lines: list[dict[str, object]] = [
+        {"chat_metadata": {}, "user_name": "unused", "character_name": "unused"},
+        {"name": "Edda", "is_user": False, "mes": "The lamp room is cold tonight."},
+    ]
+    for number in range(1, turns + 1):
+        text = f"{ACTIONS[number % len(ACTIONS)]} (step {number})"
+        stamp = (
+            f"2026-01-01T{20 + number // 3600 % 4:02d}:{number // 60 % 60:02d}:{number % 60:02d}Z"
+        )
+        lines.append({"name": "Lan", "is_user": True, "mes": text, "send_date": stamp})
+    path = folder / f"{name}.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    return path
+
+
+def record(logs: list[Path], trace: Path, jobs: int, store: Path) -> float:
+    """Replay ``logs`` live on the loopback server into ``trace``; returns the seconds taken."""
+    with ScriptedServer() as server:
+        server.reply_with(StoryScript())
+        options = PlayOptions(
+            card=str(CARD),
+            provider="openai",
+            base_url=server.base_url,
+            model="scripted-model",
+            trace=str(trace),
+        )
+        started = time.perf_counter()
+        run = replay_logs(read_logs(logs), ReplayOptions(options, jobs=jobs, store_path=store))
+        seconds = time.perf_counter() - started
+    _check(run)
+    return seconds
+
+
+def replay_recorded(
+    logs: list[Path], trace: Path, jobs: int, store: Path
+) -> tuple[float, ReplayRun, list[float]]:
+    """Replay ``logs`` from ``trace``; (seconds, run, wall time of each turn of the first log)."""
+    stamps: list[float] = []
+    first = logs[0].stem
+
+    def progress(event: Progress) -> None:
+        if event.label == first and event.kind in ("start", "turn"):
+            stamps.append(time.perf_counter())
+
+    options = ReplayOptions(PlayOptions(card=str(CARD)), str(trace), jobs=jobs, store_path=store)
+    started = time.perf_counter()
+    run = replay_logs(read_logs(logs), options, progress)
+    seconds = time.perf_counter() - started
+    _check(run)
+    return seconds, run, [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+
+
+def _check(run: ReplayRun) -> None:
+    for outcome in run.outcomes:
+        if outcome.status != "done":
+            raise SystemExit(f"{outcome.log.label}: {outcome.status}: {outcome.error}")
+
+
+def around(values: list[float], turn: int) -> float:
+    """The median of the ten values around ``turn`` (1-based)."""
+    start = max(0, min(turn - 5, len(values) - 10))
+    return statistics.median(values[start : start + 10])
+
+
+def prompt_tokens(run: ReplayRun, turn: int) -> int:
+    record = run.outcomes[0].records[turn - 1]
+    return sum(int(usage.get("prompt_tokens") or 0) for usage in record["usage"].values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--logs", type=int, default=20)
+    parser.add_argument("--log-turns", type=int, default=50)
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="replay-bench-"))
+    os.environ["NARRATIVE_HOME"] = str(folder / "home")
+    long_log = make_log(folder, "long", args.turns)
+    many = [make_log(folder, f"log{i:02d}", args.log_turns) for i in range(args.logs)]
+
+    live = record([long_log], folder / "trace-long", 1, folder / "record-long.db")
+    record(many, folder / "trace-many", args.jobs, folder / "record-many.db")
+    print(f"setup: recorded {args.turns} + {args.logs}x{args.log_turns} turns in {folder}")
+
+    long_runs = [
+        replay_recorded([long_log], folder / "trace-long", 1, folder / f"long-{i}.db")
+        for i in range(args.rounds)
+    ]
+    seconds = statistics.median(r[0] for r in long_runs)
+    rate, live_rate = args.turns / seconds, args.turns / live
+    print(f"\n1 log x {args.turns} turns, recorded responses: {seconds:.1f} s, {rate:.1f} turns/s")
+    print(
+        f"  live on loopback (recording pass): {live_rate:.1f} turns/s; "
+        f"ratio {rate / live_rate:.2f}x"
+    )
+
+    per_turn = [
+        statistics.median(values) for values in zip(*(r[2] for r in long_runs), strict=True)
+    ]
+    early, late = around(per_turn, 10), around(per_turn, args.turns)
+    tokens_early = prompt_tokens(long_runs[0][1], 10)
+    tokens_late = prompt_tokens(long_runs[0][1], args.turns)
+    print(
+        f"  per-turn wall time: turn 10 {early * 1000:.1f} ms, turn {args.turns} "
+        f"{late * 1000:.1f} ms; ratio {late / early:.2f}x"
+    )
+    print(
+        f"  prompt tokens per turn: turn 10 {tokens_early:,}, turn {args.turns} "
+        f"{tokens_late:,}; ratio {tokens_late / tokens_early:.2f}x"
+    )
+
+    total = args.logs * args.log_turns
+    parallel, serial = [], []
+    for i in range(args.rounds):
+        serial.append(replay_recorded(many, folder / "trace-many", 1, folder / f"s-{i}.db")[0])
+        parallel.append(
+            replay_recorded(many, folder / "trace-many", args.jobs, folder / f"p-{i}.db")[0]
+        )
+    fast, slow = total / statistics.median(parallel), total / statistics.median(serial)
+    print(f"\n{args.logs} logs x {args.log_turns} turns, recorded responses:")
+    print(
+        f"  --jobs {args.jobs}: {fast:.1f} turns/s; --jobs 1: {slow:.1f} turns/s; "
+        f"ratio {fast / slow:.2f}x (medians of {args.rounds})"
+    )
+
+
+if __name__ == "__main__":
+    main()
