@@ -32,13 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from narrative_cli import paths
 from narrative_cli.errors import NarrativeError, StoreError, TurnCancelled
-from narrative_cli.pipeline.accounting import SessionAccount, TurnAccount
+from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import Listener
 from narrative_cli.pipeline.story import Snapshot, Story, TurnResult
@@ -109,11 +108,11 @@ class PlaySession:
         trace_dir: str | Path | None = None,
     ) -> PlaySession:
         """A new session at turn 0 (the story's greeting) for an already loaded story."""
-        from narrative_cli.play.opening import card_path_of
+        from narrative_cli.play import opening
 
         session_id = store.create_session(
-            name or default_name(story),
-            card_path=card_path_of(story),
+            name or opening.default_name(story),
+            card_path=opening.card_path_of(story),
             card_hash=card_hash,
             snapshot=story.snapshot.to_dict(),
             lore=lore or [],
@@ -307,10 +306,12 @@ class PlaySession:
 
     def _reload(self) -> None:
         """Rebuild the story's history, snapshot, totals and last result from the store."""
+        from narrative_cli.play import opening
+
         views = self.store.turns(self.session_id)
         state = self.store.resume(self.session_id)
         self.story.restore([view.record for view in views], state.snapshot)
-        self.account = stored_account(self.store, self.session_id)
+        self.account = opening.stored_account(self.store, self.session_id)
         self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
         self.previous = self._snapshot(state.number - 1) if state.number else None
 
@@ -343,9 +344,10 @@ class PlaySession:
         """Export the session: ``.json`` a full dump, anything else a SillyTavern chat."""
         from narrative_cli.store.export import export_json, export_jsonl
 
-        if Path(path).suffix.lower() == ".json":
-            return export_json(self.store, self.session_id, path), "turns"
-        return export_jsonl(self.store, self.session_id, path), "messages"
+        target = Path(path).expanduser()
+        if target.suffix.lower() == ".json":
+            return export_json(self.store, self.session_id, target), "turns"
+        return export_jsonl(self.store, self.session_id, target), "messages"
 
     def info(self) -> SessionInfo:
         """The stored session header (name, card, turns)."""
@@ -380,20 +382,3 @@ class PlaySession:
 
     def _snapshot(self, number: int) -> Snapshot:
         return Snapshot.from_dict(self.store.snapshot(self.session_id, number))
-
-
-def stored_account(store: SessionStore, session_id: int) -> SessionAccount:
-    """The usage of every stored reply of a session (regenerated swipes included)."""
-    account = SessionAccount()
-    last = 0
-    for turn in store.iter_turns(session_id):
-        last = turn.number
-        for swipe in turn.swipes if turn.number else []:
-            account.add_turn(TurnAccount.from_dict(swipe.record.get("usage") or {}))
-    account.turns = last
-    return account
-
-
-def default_name(story: Story) -> str:
-    """A new session's name: the character and the local date and time."""
-    return f"{story.card.name or 'story'} {datetime.now():%Y-%m-%d %H:%M}"

@@ -6,10 +6,12 @@ them changed, it says so (and plays on with the files as they are now).
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.errors import BadInput, CardError, LorebookError
+from narrative_cli.pipeline.accounting import SessionAccount, TurnAccount
 from narrative_cli.pipeline.story import Story, open_story
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.store.models import LoreRef, SessionInfo
@@ -83,3 +85,20 @@ def _hash_or_none(path: str) -> str | None:
         return file_hash(path)
     except BadInput:
         return None
+
+
+def stored_account(store: SessionStore, session_id: int) -> SessionAccount:
+    """The usage of every stored reply of a session (regenerated swipes included)."""
+    account = SessionAccount()
+    last = 0
+    for turn in store.iter_turns(session_id):
+        last = turn.number
+        for swipe in turn.swipes if turn.number else []:
+            account.add_turn(TurnAccount.from_dict(swipe.record.get("usage") or {}))
+    account.turns = last
+    return account
+
+
+def default_name(story: Story) -> str:
+    """A new session's name: the character and the local date and time."""
+    return f"{story.card.name or 'story'} {datetime.now():%Y-%m-%d %H:%M}"

@@ -122,7 +122,10 @@ def run_repl(dispatcher: Dispatcher) -> int:
             break
         except KeyboardInterrupt:  # not bound above on some terminals: treat as leaving
             break
-        outcome = dispatcher.handle(line)
+        try:
+            outcome = dispatcher.handle(line)
+        except KeyboardInterrupt:  # Ctrl-C outside a turn (while a command printed)
+            continue
         if outcome.quit:
             break
     return EXIT_OK
