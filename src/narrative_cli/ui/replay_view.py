@@ -84,7 +84,7 @@ class ReplayProgress:
     def __init__(self, consoles: Consoles, logs: Sequence[ReplayLog]) -> None:
         self.console = consoles.err
         self.total = sum(len(log.turns) for log in logs)
-        self.live = consoles.color and is_terminal(consoles.err.file)
+        self.live = consoles.live and is_terminal(consoles.err.file)
         self._lock = threading.Lock()
         self._bars: RichProgress | None = None
         self._tasks: dict[str, TaskID] = {}
