@@ -32,12 +32,10 @@ pytestmark = [
 
 SHORT_REPLIES = """\
 agents:
-  planning: {max_tokens: 96, temperature: 0.2}
-  merged_writing: {max_tokens: 64, temperature: 0.2}
-  writing: {max_tokens: 64, temperature: 0.2}
-  analysis: {max_tokens: 96, temperature: 0.2}
-  tool: {max_tokens: 32, temperature: 0.2}
-  mvu_extract: {max_tokens: 64, temperature: 0.2}
+  merged_writing: {max_tokens: 48, temperature: 0.2}
+  analysis: {max_tokens: 64, temperature: 0.2}
+  tool: {max_tokens: 24, temperature: 0.2}
+  mvu_extract: {max_tokens: 48, temperature: 0.2}
 """
 
 
