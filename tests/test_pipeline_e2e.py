@@ -357,3 +357,14 @@ def test_a_writer_reply_with_no_story_fails_the_turn(scripted_server: ScriptedSe
     )
     with pytest.raises(BackendError, match="no story text"):
         run_turn(lantern(scripted_server), "I trim the wick.", backends_for(scripted_server))
+
+
+@pytest.mark.parametrize(("text", "fires"), [("I crank the horn.", True), ("I sit down.", False)])
+def test_a_key_typed_this_turn_activates_its_entry_this_turn(
+    scripted_server: ScriptedServer, text: str, fires: bool
+) -> None:
+    lantern_script().install(scripted_server)
+    result = run_turn(lantern(scripted_server), text, backends_for(scripted_server))
+    planning = message(requests_of(scripted_server, "planning")[0], "user")
+    assert ("worked by a hand crank" in (block(planning, "worldinfo3") or "")) is fires
+    assert any(item["comment"] == "The fog horn" for item in result.lore) is fires

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,44 @@ def test_parallel_mode_overlaps_the_analysis_with_independent_tools(
     assert "Location: ferry deck" in (block(panel, "state_summary") or "")
     assert list(result.post_outputs) == ["weather", "gossip", "panel"]
     assert result.summary_entries == ["[Turn 1] Left the pier."]
+
+
+def test_usage_adds_up_per_turn_and_per_session_with_a_cost_estimate(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from narrative_cli.pipeline.accounting import Price, SessionAccount, estimate_cost
+
+    card = write_card(tmp_path, [])
+    Script({"analysis": ["oops", {"events": [], "summary_entries": ["ok"]}]}).install(
+        scripted_server
+    )
+    settings = settings_for(scripted_server)
+    story = open_story(card, settings=settings, seed=1)
+    backends = backends_for(scripted_server, settings)
+    session = SessionAccount()
+    for text in ("I wave.", "I sit."):
+        result = run_turn(story, text, backends)
+        story.advance(result)
+        session.add_turn(result.usage)
+    assert session.turns == 2
+    assert session.agents["analysis"].calls == 3  # one corrective retry on the first turn
+    assert session.agents["merged_writing"].calls == 2
+    total = session.total()
+    assert total.calls == len(scripted_server.requests) == 5
+    prompt = sum(len(json.dumps(r.messages)) for r in scripted_server.requests)
+    assert 0 < total.prompt_tokens < prompt
+    price = Price(prompt=2.0, cached=0.5, completion=8.0)
+    expected = (total.prompt_tokens * 2.0 + total.completion_tokens * 8.0) / 1_000_000
+    assert estimate_cost(session.agents, {"*": price}) == pytest.approx(expected)
+    assert estimate_cost(session.agents, {"analysis": price}) < expected
+    assert estimate_cost(session.agents, lambda agent: None) == 0
+
+
+def test_cached_prompt_tokens_are_priced_at_the_cached_rate() -> None:
+    from narrative_cli.pipeline.accounting import AgentUsage, Price
+
+    usage = AgentUsage(calls=1, prompt_tokens=1000, cached_tokens=600, completion_tokens=100)
+    assert Price(prompt=2.0, cached=0.5, completion=8.0).cost(usage) == pytest.approx(
+        (400 * 2.0 + 600 * 0.5 + 100 * 8.0) / 1_000_000
+    )
+    assert usage.cache_share == 0.6

@@ -149,7 +149,8 @@ def _lore_stage(state: TurnState) -> None:
         context = ScanContext(
             user_name=story.persona.name or "User",
             char_name=story.card.name,
-            sources={"persona_description": story.persona.description},
+            character_tags=tuple(story.card.tags),
+            sources=_scan_sources(story),
         )
         result = activate(
             story.entries,
@@ -166,6 +167,19 @@ def _lore_stage(state: TurnState) -> None:
         state.routed = routed_lore(result)
         scan = "\n".join([*texts, state.user_input])
         _activate_formatting(state, scan, settings)
+
+
+def _scan_sources(story: Story) -> dict[str, str]:
+    """The texts an entry may opt into scanning (SillyTavern's match* flags)."""
+    card, depth = story.card, story.card.depth_prompt
+    return {
+        "persona_description": story.persona.description,
+        "character_description": card.description,
+        "character_personality": card.personality,
+        "character_depth_prompt": depth.prompt if depth else "",
+        "scenario": card.scenario,
+        "creator_notes": card.creator_notes,
+    }
 
 
 def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) -> None:
