@@ -1,0 +1,524 @@
+"""Pipeline benchmark (issue 5, item 13): overhead, prefix reuse, real cache use, parallel mode.
+
+a. Overhead per turn: whole turns of the sample cards against the scripted loopback server
+   with zero latency. Each turn's wall time is split into time inside ``Backend.complete``
+   (HTTP on loopback) and everything else (lore, prompts, tools, parsing, state, accounting),
+   which is our overhead. Baseline, same run: the same request bodies posted with raw httpx.
+b. Prefix reuse over a 40-turn session: for every agent, the share of each prompt (characters
+   of all messages) that repeats the start of the same agent's previous prompt, i.e. what a
+   provider's prefix cache could serve. Three window policies run in this process on the same
+   scripted session: ours (the n+m window, the summary holding only the turns before the
+   window), a SillyTavern-style sliding window of n+m turns (the oldest dropped every turn),
+   and the design's original formula (n+m window, but ``<story_summary>`` holds every summary
+   and grows every turn, placed before the window).
+c. The same session's prompts on the embedded llama.cpp model (SmolLM2-135M, one server slot
+   per agent): the real ``cached_tokens / prompt_tokens`` it reports, ours against sliding.
+   The story replies are the scripted ones; the model only answers 4 tokens per prompt, as
+   only the prompt side matters for caching.
+d. Parallel against serial wall time with 200 ms of latency injected into every call.
+
+    python benchmarks/pipeline.py [--turns 40] [--overhead-turns 20] [--local-turns 40]
+                                  [--parallel-turns 6] [--skip-local]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.servers import ScriptedServer  # noqa: E402
+
+from narrative_cli.backends import Backend, ChatReply, ChatRequest, open_backend  # noqa: E402
+from narrative_cli.config import AgentSettings, PipelineSettings, Profile, Settings  # noqa: E402
+from narrative_cli.context import parts  # noqa: E402
+from narrative_cli.pipeline.backendset import BackendSet  # noqa: E402
+from narrative_cli.pipeline.orchestrator import run_turn  # noqa: E402
+from narrative_cli.pipeline.story import Story, open_story  # noqa: E402
+
+LANTERN = ROOT / "sample_cards" / "lantern-keeper.png"
+FOG_HARBOR = ROOT / "sample_cards" / "fog-harbor-zh.json"
+INPUTS = [
+    "I trim the wick and watch the flame.",
+    "I ask Edda about the drowned bell.",
+    "I crank the fog horn twice.",
+    "I look for the supply boat through the glass.",
+    "I write the weather into the logbook.",
+    "I polish the lens until it shines.",
+    "I listen to the wind on the gallery.",
+    "I make tea and sit by the stove.",
+]
+ZH_INPUTS = ["我去码头等渡船。", "我问老周雾钟的事。", "我去茶馆坐一会儿。", "我登上灯塔看海。"]
+
+
+# --- the scripted session -------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    """Deterministic replies per agent; the turn number comes from the analysis calls."""
+
+    lang: str = "en"
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def answer(self, agent: str) -> str:
+        n = self.calls[agent] = self.calls.get(agent, 0) + 1
+        if agent == "planning":
+            return json.dumps(self.plan(n))
+        if agent in ("writing", "merged_writing"):
+            return self.story(n)
+        if agent == "analysis":
+            return json.dumps(self.analysis(n), ensure_ascii=False)
+        if agent == "mvu_extract":
+            patch = {"op": "delta", "path": "/keeper/lamp_oil", "value": -1}
+            return json.dumps({"patches": [patch]})
+        return f"<keeper_log>Hour {n % 24}: fog, lamp steady, entry {n}.</keeper_log>"
+
+    def plan(self, n: int) -> dict[str, Any]:
+        return {
+            "narrative_direction": f"Turn {n}: Edda teaches one more keeper's task; the fog holds.",
+            "scene_setting": "The lamp room, night.",
+            "key_points": ["the lamp", "the fog"],
+            "tone": "calm",
+            "pacing": "slow",
+            "continuity_notes": [],
+            "tool_calls": [
+                {"tool": "roll_dice", "params": {"expr": "1d20+2", "dc": 12}},
+                {"tool": "tide_clock", "params": {"hour": n % 24}},
+            ],
+            "text_recall": [],
+        }
+
+    def story(self, n: int) -> str:
+        if self.lang == "zh":
+            line = (
+                f"第{n}夜，雾气漫过码头，灯塔的光一圈圈扫过海面。老周收起缆绳，说明天或许能开船。"
+            )
+            return line * 2
+        return (
+            f"Night {n}. You climb the iron stairs behind Edda. The lamp hisses, the lens turns, "
+            "and the beam sweeps the grey water. Edda points at the logbook: another hour of "
+            "fog, another line in her square hand. Somewhere north the drowned bell rings once. "
+            f"You note the time, {n % 24}:00, and the tide running out over the causeway."
+        )
+
+    def analysis(self, n: int) -> dict[str, Any]:
+        entry = f"Night {n}: another lesson in the fog."
+        if self.lang == "zh":
+            entry = f"第{n}夜雾未散。"
+        return {
+            "events": [{"type": "pass_time", "params": {"amount": 1, "unit": "hours"}}],
+            "summary_entries": [entry],
+        }
+
+
+def scripted_settings(server: ScriptedServer, **pipeline: Any) -> Settings:
+    settings = Settings(pipeline=PipelineSettings(**pipeline))
+    settings.profiles["scripted"] = server.profile(read_timeout=30.0)
+    settings.default_profile = "scripted"
+    return settings
+
+
+def install(server: ScriptedServer, session: Session) -> None:
+    server.reply_with(lambda body, request: session.answer(request.agent))
+
+
+def new_story(card: Path, settings: Settings) -> Story:
+    story = open_story(card, settings=settings, seed=2024)
+    story.clock = lambda: datetime.datetime(2025, 1, 1, 20, 0)
+    return story
+
+
+def play(story: Story, backends: BackendSet, turns: int, inputs: list[str]) -> list[float]:
+    """Play ``turns`` turns; the wall time of each, in seconds."""
+    times = []
+    for index in range(turns):
+        started = time.perf_counter()
+        result = run_turn(story, inputs[index % len(inputs)], backends)
+        times.append(time.perf_counter() - started)
+        story.advance(result)
+    return times
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+# --- a. overhead ----------------------------------------------------------------------------
+
+
+class TimedBackend:
+    """A real backend whose time inside ``complete`` is added up."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner, self.name, self.spent = inner, inner.name, 0.0
+
+    def complete(self, request: ChatRequest, on_text: Any = None) -> ChatReply:
+        started = time.perf_counter()
+        try:
+            return self.inner.complete(request, on_text)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def overhead(card: Path, inputs: list[str], turns: int, lang: str) -> dict[str, float]:
+    with ScriptedServer() as server:
+        install(server, Session(lang))
+        settings = scripted_settings(server)
+        timed: list[TimedBackend] = []
+
+        def opener(profile: Profile, agent: AgentSettings) -> Backend:
+            timed.append(TimedBackend(open_backend(profile, agent)))
+            return timed[-1]
+
+        backends = BackendSet.from_settings(settings, opener)
+        story = new_story(card, settings)
+        play(story, backends, 1, inputs)  # warm up: connections, imports, caches
+        totals, inside = [], []
+        for index in range(1, turns + 1):
+            before = sum(t.spent for t in timed)
+            started = time.perf_counter()
+            story.advance(run_turn(story, inputs[index % len(inputs)], backends))
+            totals.append(time.perf_counter() - started)
+            inside.append(sum(t.spent for t in timed) - before)
+        bodies = [(r.agent, r.body) for r in server.requests]
+        calls_per_turn = len(bodies) / (turns + 1)
+        raw = raw_posts(server.base_url + "/chat/completions", bodies, turns + 1)
+        backends.close()
+    ours = [t - i for t, i in zip(totals, inside, strict=True)]
+    return {
+        "calls/turn": calls_per_turn,
+        "turn ms": ms(statistics.median(totals)),
+        "in backend ms": ms(statistics.median(inside)),
+        "overhead ms": ms(statistics.median(ours)),
+        "raw httpx ms": ms(statistics.median(raw)),
+        "turn / raw": statistics.median(totals) / statistics.median(raw),
+    }
+
+
+def raw_posts(url: str, bodies: list[tuple[str, bytes]], turns: int) -> list[float]:
+    """Per-turn time of posting the same bodies with raw httpx (streams read to the end)."""
+    per_turn = max(1, len(bodies) // turns)
+    times = []
+    with httpx.Client(timeout=30) as client:
+        for start in range(0, len(bodies) - per_turn + 1, per_turn):
+            began = time.perf_counter()
+            for agent, body in bodies[start : start + per_turn]:
+                headers = {"content-type": "application/json", "x-narrative-agent": agent}
+                with client.stream("POST", url, content=body, headers=headers) as response:
+                    for _ in response.iter_bytes():
+                        pass
+            times.append(time.perf_counter() - began)
+    return times
+
+
+# --- b. prefix reuse ------------------------------------------------------------------------
+
+POLICIES = ("ours", "sliding", "design")
+
+
+@contextmanager
+def policy(name: str, settings: Settings) -> Iterator[Settings]:
+    """Settings (and, for the design's formula, a summary block holding every entry)."""
+    pipeline = settings.pipeline
+    if name == "sliding":
+        planning = pipeline.recent_turns_for_planning + pipeline.planning_growth_margin
+        writing = pipeline.recent_turns_for_writing + pipeline.writing_growth_margin
+        settings = replace(
+            settings,
+            pipeline=replace(
+                pipeline,
+                recent_turns_for_planning=planning,
+                planning_growth_margin=0,
+                recent_turns_for_writing=writing,
+                writing_growth_margin=0,
+            ),
+        )
+    original = parts.story_summary
+    if name == "design":
+        parts.story_summary = lambda inputs, turns: original(inputs, None)  # type: ignore[assignment]
+    try:
+        yield settings
+    finally:
+        parts.story_summary = original  # type: ignore[assignment]
+
+
+def flat(messages: list[dict[str, Any]]) -> str:
+    return "".join(f"<|{m['role']}|>{m['content']}" for m in messages)
+
+
+def prefix_shares(requests: list[Any]) -> dict[str, tuple[float, float]]:
+    """Per agent: (character-weighted share, mean per-call share) repeated from the last call."""
+    previous: dict[str, str] = {}
+    shared: dict[str, list[tuple[int, int]]] = {}
+    for request in requests:
+        text = flat(request.messages)
+        last = previous.get(request.agent)
+        if last is not None:
+            common = len(os.path.commonprefix([last, text]))
+            shared.setdefault(request.agent, []).append((common, len(text)))
+        previous[request.agent] = text
+    return {
+        agent: (
+            sum(c for c, _ in pairs) / sum(t for _, t in pairs),
+            statistics.mean(c / t for c, t in pairs),
+        )
+        for agent, pairs in shared.items()
+    }
+
+
+def prefix_reuse(card: Path, turns: int, mode: str, inputs: list[str], lang: str) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for name in POLICIES:
+        with ScriptedServer() as server:
+            install(server, Session(lang))
+            with policy(name, scripted_settings(server, mode=mode)) as settings:
+                backends = BackendSet.from_settings(settings)
+                play(new_story(card, settings), backends, turns, inputs)
+                backends.close()
+            results[name] = prefix_shares(server.requests)
+    return results
+
+
+def design_formula(n: int, m: int) -> float:
+    """The design's claimed history-part hit rate H = 1 - 2(2(n+m)-1) / ((2n+m)(m+1))."""
+    return 1 - 2 * (2 * (n + m) - 1) / ((2 * n + m) * (m + 1))
+
+
+# --- c. the local model ---------------------------------------------------------------------
+
+
+class CacheProbe:
+    """Sends each prompt to the local model for its real usage; answers with the session."""
+
+    def __init__(self, local: Backend, session: Session) -> None:
+        self.local, self.session, self.name = local, session, "probe"
+        self.usage: list[tuple[str, int, int]] = []
+
+    def complete(self, request: ChatRequest, on_text: Any = None) -> ChatReply:
+        probe = replace(request, max_tokens=4, json_schema=None, stream=False)
+        real = self.local.complete(probe)
+        text = self.session.answer(request.agent)
+        self.usage.append((request.agent, real.usage.prompt_tokens, real.usage.cached_tokens))
+        if on_text is not None:
+            on_text(text)
+        return ChatReply(text=text, finish_reason="stop", usage=real.usage, model=real.model)
+
+    def close(self) -> None:
+        self.local.close()
+
+
+def local_settings() -> Settings:
+    """The built-in local profile with a fifth slot, so mvu_extract and the log tool do not
+    share (and evict) one slot."""
+    settings = Settings()
+    settings.profiles["local"] = replace(settings.profiles["local"], slots=5)
+    return settings
+
+
+def local_cache(turns: int) -> dict[str, dict[str, float]]:
+    from narrative_cli.backends.local import shutdown_all
+
+    results: dict[str, dict[str, float]] = {}
+    for name in ("ours", "sliding"):
+        shutdown_all()  # every policy starts with cold caches
+        with policy(name, local_settings()) as settings:
+            local = open_backend(settings.profile_for("planning"), AgentSettings())
+            probe = CacheProbe(local, Session("en"))
+            backends = BackendSet.single(probe)
+            play(new_story(LANTERN, settings), backends, turns, INPUTS)
+            backends.close()
+        calls_per_turn = len(probe.usage) // turns
+        results[name] = cache_shares(probe.usage[calls_per_turn:])
+    return results
+
+
+def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
+    """cached / prompt tokens per agent (first turn left out: every cache starts cold)."""
+    totals: dict[str, list[int]] = {}
+    for agent, prompt, cached in usage:
+        pair = totals.setdefault(agent, [0, 0])
+        pair[0] += prompt
+        pair[1] += cached
+    shares = {agent: cached / prompt for agent, (prompt, cached) in totals.items() if prompt}
+    all_prompt = sum(p for p, _ in totals.values())
+    shares["all agents"] = sum(c for _, c in totals.values()) / all_prompt if all_prompt else 0
+    return shares
+
+
+# --- d. parallel against serial -------------------------------------------------------------
+
+
+def parallel_card(folder: Path) -> Path:
+    """A card with two independent post tools and one that needs the updated state."""
+
+    def tool(uid: int, name: str, context: list[str]) -> dict[str, Any]:
+        definition = {
+            "type": "llm",
+            "trigger": "post_pipeline",
+            "context": context,
+            "function": {"name": name, "description": name},
+            "system_prompt": f"You are {name}.",
+        }
+        return {
+            "id": uid,
+            "keys": [],
+            "comment": f"[TOOL:{name}]",
+            "constant": True,
+            "content": json.dumps(definition),
+            "enabled": True,
+            "insertion_order": uid,
+            "position": "after_char",
+            "extensions": {"position": 1},
+        }
+
+    entries = [
+        tool(1, "weather", ["narrative_text"]),
+        tool(2, "gossip", ["narrative_text"]),
+        tool(3, "panel", ["state_summary"]),
+    ]
+    data = {
+        "name": "Mira",
+        "description": "A ferry keeper.",
+        "first_mes": "The bell rings.",
+        "character_book": {"entries": entries},
+    }
+    path = folder / "parallel-card.json"
+    path.write_text(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0", "data": data}))
+    return path
+
+
+def parallel_vs_serial(card: Path, turns: int, latency: float) -> dict[str, float]:
+    medians = {}
+    for mode in ("serial", "parallel"):
+        with ScriptedServer(latency=latency) as server:
+            install(server, Session("en"))
+            settings = scripted_settings(server, mode=mode)
+            backends = BackendSet.from_settings(settings)
+            times = play(new_story(card, settings), backends, turns, INPUTS)
+            backends.close()
+            medians[f"{mode} ms"] = ms(statistics.median(times))
+            medians[f"{mode} calls/turn"] = len(server.requests) / turns
+    medians["parallel / serial"] = medians["parallel ms"] / medians["serial ms"]
+    return medians
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def show(title: str, rows: dict[str, Any]) -> None:
+    print(f"\n{title}")
+    for key, value in rows.items():
+        text = f"{value:.3f}" if isinstance(value, float) else str(value)
+        print(f"  {key:<22} {text}")
+
+
+def show_shares(title: str, results: dict[str, Any]) -> None:
+    print(f"\n{title}")
+    agents = sorted({a for shares in results.values() for a in shares})
+    print(f"  {'agent':<18}" + "".join(f"{name:>18}" for name in results))
+    for agent in agents:
+        cells = [results[name].get(agent) for name in results]
+        row = "".join(f"{c[0]:>11.1%} ({c[1]:.0%})" if c else f"{'-':>18}" for c in cells)
+        print(f"  {agent:<18}{row}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--overhead-turns", type=int, default=20)
+    parser.add_argument("--local-turns", type=int, default=40)
+    parser.add_argument("--parallel-turns", type=int, default=6)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--skip-local", action="store_true", help="same as --parts abd")
+    parser.add_argument("--parts", default="abcd", help="which parts to run (default abcd)")
+    args = parser.parse_args()
+    wanted = set(args.parts) - ({"c"} if args.skip_local else set())
+    if "a" in wanted:
+        part_a(args)
+    if "b" in wanted:
+        part_b(args)
+    if "c" in wanted:
+        part_c(args)
+    if "d" in wanted:
+        part_d(args)
+
+
+def part_a(args: argparse.Namespace) -> None:
+    print("a. overhead per turn, zero-latency scripted server (medians)")
+    show(
+        "  lantern-keeper.png (serial: planning, dice + code tool, writing, analysis, "
+        "log tool, mvu_extract)",
+        overhead(LANTERN, INPUTS, args.overhead_turns, "en"),
+    )
+    show(
+        "  fog-harbor-zh.json (merged + mvu_extract)",
+        overhead(FOG_HARBOR, ZH_INPUTS, args.overhead_turns, "zh"),
+    )
+
+
+def part_b(args: argparse.Namespace) -> None:
+    print(
+        f"\nb. prefix reuse over {args.turns} turns: share of each prompt's characters that "
+        "repeat the start of the same agent's previous prompt, weighted (mean per call)"
+    )
+    serial = prefix_reuse(LANTERN, args.turns, "serial", INPUTS, "en")
+    show_shares("  serial (lantern-keeper)", serial)
+    show_shares(
+        "  merged (lantern-keeper, --mode merged)",
+        prefix_reuse(LANTERN, args.turns, "merged", INPUTS, "en"),
+    )
+    print(
+        f"  design's own claim for the history part: planning 4/4 H={design_formula(4, 4):.1%}, "
+        f"writing 3/4 H={design_formula(3, 4):.1%}"
+    )
+
+
+def part_c(args: argparse.Namespace) -> None:
+    print(
+        f"\nc. local model (SmolLM2-135M, llama.cpp), {args.local_turns} turns: "
+        "cached_tokens / prompt_tokens after the first turn"
+    )
+    started = time.perf_counter()
+    results = local_cache(args.local_turns)
+    for name, shares in results.items():
+        show(f"  {name}", shares)
+    print(f"  ({time.perf_counter() - started:.0f} s)")
+
+
+def part_d(args: argparse.Namespace) -> None:
+    print(
+        f"\nd. parallel against serial, {int(args.latency * 1000)} ms per call, "
+        f"{args.parallel_turns} turns (medians)"
+    )
+    show(
+        "  lantern-keeper.png (mvu_extract overlaps the analysis)",
+        parallel_vs_serial(LANTERN, args.parallel_turns, args.latency),
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        show(
+            "  card with 2 independent + 1 dependent post tools",
+            parallel_vs_serial(parallel_card(Path(folder)), args.parallel_turns, args.latency),
+        )
+
+
+if __name__ == "__main__":
+    main()
