@@ -29,15 +29,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.config import Settings
 from narrative_cli.domain import Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, formatting_kind
 from narrative_cli.lore.timed import TimedEffects
 from narrative_cli.pipeline.accounting import TurnAccount
+from narrative_cli.pipeline.opening import load_parts
 from narrative_cli.rng import new_rng, rng_state
 from narrative_cli.state.engine import GameState, sync_from_lore
 from narrative_cli.state.mvu import parse_initvar
 from narrative_cli.state.summaries import SummaryStore
+from narrative_cli.tools.definitions import ToolSet
 
 SNAPSHOT_VERSION = 1
 RECORD_VERSION = 1
@@ -189,8 +192,8 @@ class Story:
 
     card: Card
     entries: list[LoreEntry]
-    tools: Any  # tools.definitions.ToolSet
-    settings: Any  # config.Settings
+    tools: ToolSet
+    settings: Settings
     persona: Persona
     preset: Preset | None
     lang: str
@@ -268,17 +271,15 @@ def ensure_mvu(story: Story, snapshot: Snapshot) -> tuple[Snapshot, str | None]:
 def open_story(
     card_path: str | Path,
     lorebooks: Sequence[str | Path] = (),
-    preset: str | Path | None = None,
+    preset: str | Path | Preset | None = None,
     persona: str | Persona | None = None,
-    settings: Any = None,
+    settings: Settings | None = None,
     greeting_index: int = 0,
     seed: int | None = None,
     lang: str = "auto",
     user_name: str | None = None,
 ) -> Story:
     """Load a card and everything it plays with; the greeting becomes turn 0."""
-    from narrative_cli.pipeline.opening import load_parts
-
     parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name)
     seed = _pick_seed(seed, parts.settings)
     greeting = _greeting(parts.card, greeting_index)
@@ -314,9 +315,9 @@ def initial_snapshot(seed: int, lang: str = "en", entries: Sequence[LoreEntry] =
     )
 
 
-def _pick_seed(seed: int | None, settings: Any) -> int:
+def _pick_seed(seed: int | None, settings: Settings) -> int:
     if seed is None:
-        seed = getattr(getattr(settings, "pipeline", None), "seed", None)
+        seed = settings.pipeline.seed
     return int(seed) if seed is not None else secrets.randbelow(2**31)
 
 
