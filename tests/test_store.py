@@ -421,3 +421,18 @@ def test_a_worker_thread_can_commit_through_the_same_store(store: SessionStore) 
     thread.join(timeout=30)
     assert errors == []
     assert store.resume(session).number == 2
+
+
+def test_several_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "fresh.db"
+    script = "import sys; from narrative_cli.store.sessions import SessionStore; SessionStore(sys.argv[1])"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path)], stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    failures = [p.stderr.read().decode() for p in procs if p.wait(timeout=60) != 0]  # type: ignore[union-attr]
+    assert failures == []
+    assert len(SessionStore(path).list_sessions()) == 0

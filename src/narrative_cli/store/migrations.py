@@ -126,6 +126,9 @@ def _apply(db: Database, migration: Migration, version: int) -> None:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with db.transaction() as conn:
         conn.execute(_LEDGER)
+        # Another process may have applied it while we waited for the write lock.
+        if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (migration.name,)).fetchone():
+            return
         for statement in migration.statements:
             conn.execute(statement)
         conn.execute(
