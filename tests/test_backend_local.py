@@ -58,6 +58,7 @@ def test_a_streamed_chat_reply_from_the_real_model(local_model: LocalServer) -> 
     assert reply.finish_reason in ("stop", "length")
     assert not reply.usage.estimated
     assert reply.usage.completion_tokens > 0 and reply.usage.prompt_tokens > 20
+    assert reply.model == backend.model == "SmolLM2-135M-Instruct"  # a name, not a file path
     backend.close()
 
 

@@ -96,6 +96,7 @@ class HTTPBackend:
         self.name = profile.name
         self.profile = profile
         self.agent = agent
+        self.model = profile.model or ""  # the default model of requests that name none
         self.url = self.endpoint_url(profile.endpoint())
         self._key = SecretKey(api_key) if api_key else None
         agent = agent or AgentSettings()

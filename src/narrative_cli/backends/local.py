@@ -181,6 +181,7 @@ class LocalBackend:
             response_format=_json_mode(profile.response_format),
         )
         self.http = OpenAIBackend(http_profile, agent, retrier=retrier)
+        self.model = http_profile.model or ""
 
     def __repr__(self) -> str:
         return f"LocalBackend(name={self.name!r}, server={self.server.base_url!r})"
@@ -188,7 +189,9 @@ class LocalBackend:
     def complete(self, request: ChatRequest, on_text: TextCallback | None = None) -> ChatReply:
         """One call on the agent's own slot, with the prompt cache on."""
         extra = {"id_slot": self.server.slot_for(request.agent), "cache_prompt": True}
-        return self.http.complete(replace(request, extra={**extra, **request.extra}), on_text)
+        reply = self.http.complete(replace(request, extra={**extra, **request.extra}), on_text)
+        reply.model = request.model or self.model  # not the server's file path
+        return reply
 
     def close(self) -> None:
         """Close this backend's connections; the shared server keeps running."""
