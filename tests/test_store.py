@@ -428,7 +428,10 @@ def test_several_processes_opening_a_new_database_at_once_all_succeed(tmp_path: 
     import sys
 
     path = tmp_path / "fresh.db"
-    script = "import sys; from narrative_cli.store.sessions import SessionStore; SessionStore(sys.argv[1])"
+    script = (
+        "import sys; from narrative_cli.store.sessions import SessionStore; "
+        "SessionStore(sys.argv[1])"
+    )
     procs = [
         subprocess.Popen([sys.executable, "-c", script, str(path)], stderr=subprocess.PIPE)
         for _ in range(4)
