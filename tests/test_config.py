@@ -262,3 +262,17 @@ def test_the_real_command_reports_bad_yaml_in_one_line() -> None:
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {paths.config_file()}: line ")
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 2
+
+
+def test_every_agent_gets_a_reply_limit_small_for_the_bundled_model() -> None:
+    bundled = load_settings()
+    assert bundled.agent("writing").max_tokens == 256  # the 135M model loops when unbounded
+    assert bundled.agent("tool:keeper_log").max_tokens == 160
+    write_config(
+        "default_profile: big\n"
+        "profiles:\n  big: {provider: local, model_path: /models/big.gguf}\n"
+        "agents:\n  analysis: {max_tokens: 700}\n"
+    )
+    bigger = load_settings()
+    assert bigger.agent("merged_writing").max_tokens == 2048
+    assert bigger.agent("analysis").max_tokens == 700  # the config wins

@@ -146,7 +146,16 @@ class Settings:
 
     def agent(self, agent: str) -> AgentSettings:
         """The settings of ``agent``; ``tool:dice`` falls back to ``tool``, ``merged_writing``
-        to ``writing``, and an agent without settings gets the defaults."""
+        to ``writing``, and an agent without settings gets the defaults. ``max_tokens`` is
+        always set: a reply without a limit can run to the end of the context window."""
+        settings = self._agent_entry(agent)
+        if settings.max_tokens is None:
+            settings = replace(
+                settings, max_tokens=default_max_tokens(agent, self.profile_for(agent))
+            )
+        return settings
+
+    def _agent_entry(self, agent: str) -> AgentSettings:
         for key in (agent, agent.split(":", 1)[0], agent.replace("merged_", "")):
             if key in self.agents:
                 return self.agents[key]
@@ -155,10 +164,36 @@ class Settings:
     def profile_for(self, agent: str) -> Profile:
         """The profile ``agent`` calls."""
         name = self.default_profile
-        chosen = self.agent(agent).profile
+        chosen = self._agent_entry(agent).profile
         if chosen and not self.profile_forced:
             name = chosen
         return self.profiles[name]
+
+
+# Reply limits when the config sets none. The bundled 135M model writes little and slowly on two
+# cores, and loops when left unbounded, so it gets short limits; any other model gets room.
+_MAX_TOKENS = {
+    "planning": 1024,
+    "writing": 2048,
+    "analysis": 1024,
+    "mvu_extract": 1024,
+    "tool": 768,
+}
+_SMALL_LOCAL_MAX_TOKENS = {
+    "planning": 256,
+    "writing": 256,
+    "analysis": 256,
+    "mvu_extract": 192,
+    "tool": 160,
+}
+
+
+def default_max_tokens(agent: str, profile: Profile) -> int:
+    """The reply limit of ``agent`` when the config names none."""
+    small = profile.provider == "local" and not profile.model_path
+    table = _SMALL_LOCAL_MAX_TOKENS if small else _MAX_TOKENS
+    kind = agent.split(":", 1)[0].replace("merged_", "")
+    return table.get(kind, table["tool"])
 
 
 def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
