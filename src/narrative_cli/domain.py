@@ -151,7 +151,9 @@ class Card:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown data fields
     top_level: dict[str, Any] = field(default_factory=dict)  # unknown top-level fields
     raw_book: dict[str, Any] | None = None  # the embedded book as it was in the file
-    data_keys: list[str] = field(default_factory=list)  # data keys in file order (export keeps them)
+    data_keys: list[str] = field(
+        default_factory=list
+    )  # data keys in file order (export keeps them)
 
     @property
     def greetings(self) -> list[str]:
@@ -163,7 +165,8 @@ class Card:
         raw = self.extensions.get("depth_prompt")
         if not isinstance(raw, dict) or not str(raw.get("prompt") or "").strip():
             return None
-        role = raw.get("role") if raw.get("role") in ("system", "user", "assistant") else "system"
+        roles: dict[Any, Role] = {"system": "system", "user": "user", "assistant": "assistant"}
+        role = roles.get(raw.get("role"), "system")
         try:
             depth = int(raw.get("depth", 4))
         except (TypeError, ValueError):

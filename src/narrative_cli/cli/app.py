@@ -8,7 +8,7 @@ import sys
 from typing import Annotated
 
 import typer
-from typer._click.exceptions import NoArgsIsHelpError
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from narrative_cli import __version__
@@ -54,7 +54,9 @@ def root(
     """Play and author SillyTavern-style stories in a terminal."""
     _state["debug"] = debug
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 def _register_all() -> None:
@@ -99,8 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except TyperException as exc:  # usage errors: unknown option, missing argument, …
-        if not isinstance(exc, NoArgsIsHelpError):  # help was already printed
-            exc.show()
+        if not isinstance(exc, NoArgsIsHelpError) and isinstance(exc, ClickException):
+            exc.show()  # help was already printed for NoArgsIsHelpError
         sys.exit(EXIT_USAGE)
     except Exception as exc:
         if _state["debug"]:

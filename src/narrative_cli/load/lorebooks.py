@@ -229,12 +229,13 @@ def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> Lor
     skipped: list[str] = []
     if book is not None:
         if source == "world":
-            skipped.append(f"{book.name or 'card book'}: worldbook source world skips the card's book")
+            name = book.name or "card book"
+            skipped.append(f"{name}: worldbook source world skips the card's book")
         else:
             books.append(book)
     for world in worlds:
         if source == "card":
-            skipped.append(f"{world.name}: worldbook source card uses only the card's embedded book")
+            skipped.append(f"{world.name}: worldbook source card uses only the card's own book")
         else:
             books.append(world)
     kinds = {"card" if b is book else "world" for b in books}
