@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from .servers import local_model, scripted_server  # noqa: F401  (shared fixtures)
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_cards"
 DATA = Path(__file__).resolve().parent / "data"

@@ -97,6 +97,7 @@ class BackendError(NarrativeError):
         super().__init__(message, hint=hint)
         self.status = status
         self.retry_after = retry_after
+        self.attempts = 1  # how many requests were made before giving up (for the trace)
 
 
 class BackendUnavailable(BackendError):

@@ -175,5 +175,5 @@ def with_agent_defaults(request: ChatRequest, agent: AgentSettings | None) -> Ch
 
 def attach_attempts(error: BackendError, attempts: int) -> BackendError:
     """Record on ``error`` how many attempts were made (read by the trace writer)."""
-    error.attempts = attempts  # type: ignore[attr-defined]
+    error.attempts = attempts
     return error
