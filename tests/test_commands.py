@@ -300,3 +300,30 @@ def test_completion_of_commands_and_arguments() -> None:
     assert list(completions("/mode s")) == ["serial"]
     assert list(completions("/trace o")) == ["on", "off"]
     assert list(completions("hello")) == []
+
+
+def test_an_exported_session_imported_again_resumes_and_plays_on(
+    game: Game, tmp_path: Path
+) -> None:
+    from narrative_cli.store.chat_import import import_chat_file
+
+    game.run("I climb the stairs to the lamp.")
+    game.run("I trim the wick.")
+    exported = tmp_path / "night.jsonl"
+    _, out, err = game.run(f"/export {exported}")
+    assert exported.exists(), out + err
+    imported = import_chat_file(game.store, exported, SAMPLES / "lantern-keeper.png", name="again")
+    options = PlayOptions(
+        card=str(SAMPLES / "lantern-keeper.png"),
+        provider="openai",
+        base_url=game.server.base_url,
+        model="scripted-model",
+        resume=str(imported.session_id),
+    )
+    again = PlaySession.open(game.store, options)  # earlier turns of an export hold no snapshot
+    try:
+        assert again.story.snapshot.turn == 2 and again.previous is None
+        again.play("I watch the sea.")
+        assert game.store.resume(imported.session_id).number == 3
+    finally:
+        again.close()

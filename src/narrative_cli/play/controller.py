@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli import paths
-from narrative_cli.errors import NarrativeError, StoreError, TurnCancelled
+from narrative_cli.errors import NarrativeError, SnapshotMissing, StoreError, TurnCancelled
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import Listener
@@ -313,7 +313,17 @@ class PlaySession:
         self.story.restore([view.record for view in views], state.snapshot)
         self.account = opening.stored_account(self.store, self.session_id)
         self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
-        self.previous = self._snapshot(state.number - 1) if state.number else None
+        self.previous = self._previous_snapshot(state.number)
+
+    def _previous_snapshot(self, number: int) -> Snapshot | None:
+        """The snapshot turn ``number`` started from; None for turn 0, and for a re-imported
+        export, whose earlier turns carry no snapshot (their state was not exported)."""
+        if number == 0:
+            return None
+        try:
+            return self._snapshot(number - 1)
+        except SnapshotMissing:
+            return None
 
     # -- settings and output -----------------------------------------------------------------
 
