@@ -15,11 +15,11 @@ from narrative_cli.agents.parsing import (
 )
 from narrative_cli.agents.schemas import (
     ANALYSIS_SCHEMA,
-    EVENT_TYPES,
     PLAN_SCHEMA,
     response_format,
 )
 from narrative_cli.agents.validation import check
+from narrative_cli.state.events import EVENT_TYPES
 
 PLAN = {
     "narrative_direction": "The keeper lights the lamp and finally speaks of the bell.",

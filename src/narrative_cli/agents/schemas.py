@@ -11,19 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-EVENT_TYPES: tuple[str, ...] = (
-    "move",
-    "add_item",
-    "remove_item",
-    "set_relationship",
-    "modify_relationship",
-    "start_quest",
-    "advance_quest",
-    "complete_quest",
-    "set_flag",
-    "pass_time",
-)
-
 MVU_OPS: tuple[str, ...] = ("replace", "delta", "insert", "add", "remove", "move")
 
 

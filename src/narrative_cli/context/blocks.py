@@ -157,3 +157,16 @@ def render_prompt_text(prompt: Prompt) -> str:
     prefix = prompt.stable_prefix_chars
     lines.append(f"stable prefix: {prefix} chars; total ~{prompt.tokens} tokens")
     return "\n".join(lines) + "\n"
+
+
+def shared_prefix_length(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share (a binary search on slices, which
+    compares long prompts at C speed)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

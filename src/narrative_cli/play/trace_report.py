@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.context.blocks import shared_prefix_length
 from narrative_cli.errors import BadInput
 from narrative_cli.tokens import estimate_tokens
 
@@ -163,20 +164,8 @@ def first_difference(
             return index, 0
         before = previous[index][1]
         if before != content:
-            return index, _common_length(before, content)
+            return index, shared_prefix_length(before, content)
     return None
-
-
-def _common_length(a: str, b: str) -> int:
-    limit = min(len(a), len(b))
-    low, high = 0, limit
-    while low < high:  # binary search on prefix equality: fast for long prompts
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def trace_reports(calls: list[dict[str, Any]], turn: int | None = None) -> list[CallReport]:

@@ -2,8 +2,9 @@
 
 ``first_difference(recorded, current)`` compares two request objects as ``calls.jsonl`` holds
 them (``{"model", "messages", ...params}``): first the messages, one by one (role, then
-text), then the sampling parameters (``model`` is left out: the same prompt may be recorded
-from another model). The first difference names the message, the tagged block it sits in
+text), then the sampling parameters (``model`` and ``max_tokens`` are left out: the same
+prompt may be recorded from another model, whose profile gives another reply limit). The
+first difference names the message, the tagged block it sits in
 (``<worldinfo2>``, ``<recent_turns>``, …, the innermost one) and the line on both sides.
 """
 
@@ -14,9 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.context.blocks import shared_prefix_length
+
 _OPEN = re.compile(r"^<([A-Za-z_][\w.:-]*)>$")
 LINE_WIDTH = 160
-IGNORED_PARAMS = frozenset({"model", "messages"})
+IGNORED_PARAMS = frozenset({"model", "messages", "max_tokens"})
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def _message_difference(index: int, old: Any, new: Any) -> Drift | None:
     old_text, new_text = _field(old, "content"), _field(new, "content")
     if old_text == new_text:
         return None
-    offset = _common_prefix(old_text, new_text)
+    offset = shared_prefix_length(old_text, new_text)
     block = block_at(old_text, offset) or block_at(new_text, offset)
     where = f"message {index + 1} ({old_role})"
     where += f", block <{block}>" if block else ", outside any tagged block"
@@ -119,18 +122,6 @@ def _shorten(line: str, focus: int) -> str:
     start = max(0, min(focus - LINE_WIDTH // 3, len(flat) - LINE_WIDTH))
     piece = flat[start : start + LINE_WIDTH]
     return ("…" if start else "") + piece + ("…" if start + LINE_WIDTH < len(flat) else "")
-
-
-def _common_prefix(a: str, b: str) -> int:
-    limit = min(len(a), len(b))
-    low, high = 0, limit
-    while low < high:  # binary search on equal prefixes: long prompts compare fast
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _field(message: Any, name: str) -> str:

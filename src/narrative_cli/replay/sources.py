@@ -10,12 +10,13 @@ recording is checked against); only the backend behind it changes:
   replays on a machine configured with another.
 
 ``context_limits(settings)`` is what a recording notes: each agent's context window under
-the configured profiles (None: the prompt is not fitted).
+the configured profiles (None: the prompt is not fitted), and each agent's reply limit
+(``max_tokens:<agent>``), which a recorded replay sends again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from narrative_cli.backends import Backend, open_backend
 from narrative_cli.config import AgentSettings, Profile, Settings
@@ -39,6 +40,15 @@ class RecordedLimits(BackendSet):
                 return self.limits[key]
         return super().context_limit(agent)
 
+    def get(self, agent: str) -> tuple[Backend, AgentSettings]:
+        """The agent's backend, with the reply limit the recording used (``max_tokens:…``)."""
+        backend, agent_settings = super().get(agent)
+        for key in (agent, agent.split(":", 1)[0], "*"):
+            if f"max_tokens:{key}" in self.limits:
+                noted = self.limits[f"max_tokens:{key}"]
+                return backend, replace(agent_settings, max_tokens=noted)
+        return backend, agent_settings
+
 
 def context_limits(settings: Settings) -> dict[str, int | None]:
     """Each agent's context window under ``settings`` (what a recording notes)."""
@@ -46,6 +56,8 @@ def context_limits(settings: Settings) -> dict[str, int | None]:
     limits = {agent: backends.context_limit(agent) for agent in FITTED_AGENTS}
     limits["tool"] = backends.context_limit("tool")
     limits["*"] = backends.context_limit("*")
+    for agent in (*FITTED_AGENTS, "tool", "*"):  # reply limits: part of every request
+        limits[f"max_tokens:{agent}"] = settings.agent(agent).max_tokens
     return limits
 
 
