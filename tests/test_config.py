@@ -276,3 +276,12 @@ def test_every_agent_gets_a_reply_limit_small_for_the_bundled_model() -> None:
     bigger = load_settings()
     assert bigger.agent("merged_writing").max_tokens == 2048
     assert bigger.agent("analysis").max_tokens == 700  # the config wins
+
+
+def test_the_model_name_shown_for_a_local_profile_is_the_gguf_not_a_question_mark() -> None:
+    assert load_settings().profile_for("writing").model_name() == "SmolLM2-135M-Instruct"
+    assert (
+        Profile(provider="local", model_path="/m/qwen2.5-7b.Q4.gguf").model_name()
+        == "qwen2.5-7b.Q4"
+    )
+    assert Profile(provider="openai").model_name() == ""

@@ -67,6 +67,14 @@ class Profile:
     headers: dict[str, str] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
 
+    def model_name(self) -> str:
+        """The model this profile's requests go to, for headers and traces ("" when unknown)."""
+        if self.model:
+            return self.model
+        if self.provider == "local":  # the GGUF's name, or the bundled SmolLM2
+            return Path(self.model_path).stem if self.model_path else "SmolLM2-135M-Instruct"
+        return ""
+
     def endpoint(self) -> str:
         """The base URL, or the provider's default."""
         return self.base_url or DEFAULT_BASE_URLS.get(self.provider, "")

@@ -74,7 +74,7 @@ class BackendSet:
         if self.settings is not None and not any(
             k in self.fixed for k in (agent, agent.split(":", 1)[0], "*")
         ):
-            return self.settings.profile_for(agent).model or ""
+            return self.settings.profile_for(agent).model_name()
         backend, _ = self.get(agent)
         return str(getattr(backend, "model", "") or "")
 
