@@ -334,21 +334,22 @@ def local_settings() -> Settings:
     return settings
 
 
-def local_cache(turns: int) -> dict[str, dict[str, float]]:
+def local_cache(name: str, turns: int) -> dict[str, float]:
+    """cached / prompt tokens per agent for one window policy, from cold caches."""
     from narrative_cli.backends.local import shutdown_all
 
-    results: dict[str, dict[str, float]] = {}
-    for name in ("ours", "sliding"):
-        shutdown_all()  # every policy starts with cold caches
-        with policy(name, local_settings()) as settings:
-            local = open_backend(settings.profile_for("planning"), AgentSettings())
-            probe = CacheProbe(local, Session("en"))
-            backends = BackendSet.single(probe)
-            play(new_story(LANTERN, settings), backends, turns, INPUTS)
-            backends.close()
-        calls_per_turn = len(probe.usage) // turns
-        results[name] = cache_shares(probe.usage[calls_per_turn:])
-    return results
+    shutdown_all()
+    with policy(name, local_settings()) as settings:
+        local = open_backend(settings.profile_for("planning"), AgentSettings())
+        probe = CacheProbe(local, Session("en"))
+        backends = BackendSet.single(probe)
+        story = new_story(LANTERN, settings)
+        for index in range(turns):
+            story.advance(run_turn(story, INPUTS[index % len(INPUTS)], backends))
+            print(f"    {name}: turn {index + 1}/{turns}", file=sys.stderr, flush=True)
+        backends.close()
+    calls_per_turn = len(probe.usage) // turns
+    return cache_shares(probe.usage[calls_per_turn:])
 
 
 def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
@@ -497,11 +498,10 @@ def part_c(args: argparse.Namespace) -> None:
         f"\nc. local model (SmolLM2-135M, llama.cpp), {args.local_turns} turns: "
         "cached_tokens / prompt_tokens after the first turn"
     )
-    started = time.perf_counter()
-    results = local_cache(args.local_turns)
-    for name, shares in results.items():
-        show(f"  {name}", shares)
-    print(f"  ({time.perf_counter() - started:.0f} s)")
+    for name in ("ours", "sliding"):
+        started = time.perf_counter()
+        show(f"  {name}", local_cache(name, args.local_turns))
+        print(f"  ({time.perf_counter() - started:.0f} s)", flush=True)
 
 
 def part_d(args: argparse.Namespace) -> None:
