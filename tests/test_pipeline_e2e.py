@@ -368,3 +368,55 @@ def test_a_key_typed_this_turn_activates_its_entry_this_turn(
     planning = message(requests_of(scripted_server, "planning")[0], "user")
     assert ("worked by a hand crank" in (block(planning, "worldinfo3") or "")) is fires
     assert any(item["comment"] == "The fog horn" for item in result.lore) is fires
+
+
+def test_snapshot_window_starts_match_the_turns_the_next_prompts_show(
+    scripted_server: ScriptedServer,
+) -> None:
+    lantern_script().install(scripted_server)
+    settings = settings_for(
+        scripted_server,
+        recent_turns_for_planning=2,
+        planning_growth_margin=0,
+        recent_turns_for_writing=1,
+        writing_growth_margin=1,
+    )
+    story = open_story(LANTERN, settings=settings, seed=4)
+    backends = backends_for(scripted_server, settings)
+    starts = []
+    for turn in range(1, 5):
+        result = run_turn(story, f"I wait, turn {turn}.", backends)
+        story.advance(result)
+        starts.append((result.snapshot.windows["planning"], result.snapshot.windows["writing"]))
+    assert starts == [(0, 0), (1, 2), (2, 2), (3, 4)]
+    for index, (planning_start, writing_start) in enumerate(starts[:-1]):
+        planning = (
+            block(
+                message(requests_of(scripted_server, "planning")[index + 1], "user"), "recent_turns"
+            )
+            or ""
+        )
+        writing = (
+            block(
+                message(requests_of(scripted_server, "writing")[index + 1], "user"), "recent_turns"
+            )
+            or ""
+        )
+        assert planning.startswith(f"[Turn {planning_start}] ")
+        assert writing.startswith(f"[Turn {writing_start}] ")
+
+
+def test_empty_windows_are_allowed(scripted_server: ScriptedServer) -> None:
+    lantern_script().install(scripted_server)
+    settings = settings_for(
+        scripted_server,
+        recent_turns_for_planning=0,
+        planning_growth_margin=0,
+        recent_turns_for_writing=0,
+        writing_growth_margin=0,
+    )
+    story = open_story(LANTERN, settings=settings, seed=4)
+    result = run_turn(story, "I wait.", backends_for(scripted_server, settings))
+    assert result.snapshot.windows == {"planning": 2, "writing": 2}
+    planning = message(requests_of(scripted_server, "planning")[0], "user")
+    assert block(planning, "recent_turns") is None

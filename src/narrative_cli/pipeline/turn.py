@@ -36,7 +36,7 @@ from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tools.definitions import ToolDef
 from narrative_cli.tools.llm_tools import world_full
-from narrative_cli.tools.runner import ToolResult, dice_results_text
+from narrative_cli.tools.runner import ToolResult, code_state, dice_results_text
 
 
 @dataclass
@@ -196,18 +196,16 @@ class TurnState:
 
     def code_state(self) -> dict[str, Any]:
         """What a code tool's ``state`` sees: the game state and the MVU variables."""
-        from narrative_cli.tools.runner import code_state
-
         return code_state(self.game.to_dict(), self.mvu)
 
     def snapshot_after(self) -> Snapshot:
-        """The snapshot of the finished turn."""
-        history_length = len(self.story.history) + 1  # this turn is finished now
-        windows = {}
+        """The snapshot of the finished turn (``windows``: each agent's first window turn next
+        time; one past this turn when the window is empty, as with n = m = 0)."""
         turns = [t.number for t in self.story.history] + [self.number]
+        windows = {}
         for agent in ("planning", "writing"):
-            n, m = self.window_settings(agent)
-            windows[agent] = turns[window_first(history_length, n, m)]
+            first = window_first(len(turns), *self.window_settings(agent))
+            windows[agent] = turns[first] if first < len(turns) else self.number + 1
         return Snapshot(
             turn=self.number,
             state=self.game.to_dict(),
