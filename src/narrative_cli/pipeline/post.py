@@ -21,6 +21,8 @@ from dataclasses import replace
 from typing import Any
 
 from narrative_cli.agents.parsing import parse_analysis, parse_mvu_patches
+from narrative_cli.context.blocks import Prompt
+from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.router import build_analysis, build_mvu_extract
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
@@ -161,11 +163,19 @@ def run_mvu_extract(state: TurnState) -> None:
     """mvu_extract: JSON Patch ops for the MVU variables, applied through state.mvu."""
     with state.stage("post"):
         variables = state.mvu or {}
-        inputs = replace(state.prompt_inputs(), state_summary=mvu_summary(variables, state.lang))
-        prompt = build_mvu_extract(inputs, state.narrative)
+        summary = mvu_summary(variables, state.lang)
+
+        def build(inputs: PromptInputs) -> Prompt:
+            return build_mvu_extract(replace(inputs, state_summary=summary), state.narrative)
+
+        prompt = fit_prompt(state, build, "mvu_extract")
         try:
             outcome = state.calls.complete_json(
-                "mvu_extract", prompt.messages, schema="mvu_patch", parse=parse_mvu_patches
+                "mvu_extract",
+                prompt.messages,
+                schema="mvu_patch",
+                parse=parse_mvu_patches,
+                cache_breakpoints=prompt.cache_breakpoints,
             )
         except BackendError as error:
             state.warn("mvu_extract", f"mvu_extract failed ({error.message}); variables unchanged")
