@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from narrative_cli.cli import options as opts
 from narrative_cli.play.options import PlayOptions
 
 Opt = typer.Option
@@ -23,29 +24,25 @@ def replay_command(
         typer.Argument(help="SillyTavern chats (.jsonl) or narrative-cli exports to replay."),
     ] = None,
     card: Annotated[Path | None, Opt("--card", help="The character card the logs use.")] = None,
-    lorebook: Annotated[
-        list[Path] | None, Opt("--lorebook", "-l", help="A world file (repeatable).")
-    ] = None,
-    preset: Annotated[Path | None, Opt("--preset", help="A Chat Completion preset.")] = None,
-    persona: Annotated[str | None, Opt("--persona", help="Your persona: text or a file.")] = None,
+    lorebook: opts.Lorebooks = None,
+    preset: opts.Preset = None,
+    persona: opts.Persona = None,
     user_name: Annotated[
         str | None, Opt("--user-name", help="Your name ({{user}}); default: the log's.")
     ] = None,
-    profile: Annotated[str | None, Opt("--profile", help="A backend profile.")] = None,
-    provider: Annotated[str | None, Opt("--provider", help="openai, anthropic or local.")] = None,
-    base_url: Annotated[str | None, Opt("--base-url", help="The provider's base URL.")] = None,
-    model: Annotated[str | None, Opt("--model", help="The model name.")] = None,
-    api_key_env: Annotated[
-        str | None, Opt("--api-key-env", help="The environment variable holding the key.")
-    ] = None,
+    profile: opts.Profile = None,
+    provider: opts.Provider = None,
+    base_url: opts.BaseUrl = None,
+    model: opts.Model = None,
+    api_key_env: opts.ApiKeyEnv = None,
     trace: Annotated[
         Path | None, Opt("--trace", help="Write every model call to DIR (one sub-folder per log).")
     ] = None,
     seed: Annotated[
         int | None, Opt("--seed", help="Seed for dice and lore rolls; default: from the log.")
     ] = None,
-    mode: Annotated[str | None, Opt("--mode", help="auto, serial, merged or parallel.")] = None,
-    lang: Annotated[str | None, Opt("--lang", help="auto, zh or en.")] = None,
+    mode: opts.Mode = None,
+    lang: opts.Lang = None,
     responses: Annotated[
         Path | None,
         Opt("--responses", help="Answer every call from this recorded trace (no model needed)."),
@@ -65,7 +62,7 @@ def replay_command(
     prices: Annotated[
         Path | None, Opt("--prices", help="Prices per million tokens (YAML/JSON) for costs.")
     ] = None,
-    no_color: Annotated[bool, Opt("--no-color", help="Plain output without colour.")] = False,
+    no_color: opts.NoColor = False,
 ) -> None:
     """Replay the user turns of chat logs through the pipeline, or compare two reports."""
     from narrative_cli.ui.replay_view import ReplayRequest, run_diff, run_replay
@@ -75,16 +72,18 @@ def replay_command(
     if not logs or card is None:
         raise typer.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
     options = PlayOptions(
-        card=str(card), lorebooks=[str(p) for p in lorebook or []], preset=_text(preset),
+        card=str(card), lorebooks=[str(p) for p in lorebook or []], preset=opts.text(preset),
         persona=persona, user_name=user_name, profile=profile, provider=provider,
-        base_url=base_url, model=model, api_key_env=api_key_env, trace=_text(trace), seed=seed,
+        base_url=base_url, model=model, api_key_env=api_key_env, trace=opts.text(trace), seed=seed,
         mode=mode, lang=lang,
     )  # fmt: skip
     request = ReplayRequest(
-        [str(p) for p in logs], options, _text(responses), jobs, rpm, _text(report), prices
+        [str(p) for p in logs],
+        options,
+        opts.text(responses),
+        jobs,
+        rpm,
+        opts.text(report),
+        prices,
     )
     raise SystemExit(run_replay(request, no_color=no_color))
-
-
-def _text(path: Path | None) -> str | None:
-    return str(path) if path is not None else None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from narrative_cli.cli import options as opts
 from narrative_cli.play.options import PlayOptions
 
 Opt = typer.Option
@@ -21,43 +22,48 @@ def run_command(
     card: Annotated[
         str, typer.Argument(metavar="CARD", help="The character card (PNG, JSON, CHARX, YAML).")
     ] = "",
-    lorebook: Annotated[
-        list[Path] | None, Opt("--lorebook", "-l", help="A world file (repeatable).")
-    ] = None,
-    preset: Annotated[Path | None, Opt("--preset", help="A Chat Completion preset.")] = None,
-    persona: Annotated[str | None, Opt("--persona", help="Your persona: text or a file.")] = None,
+    lorebook: opts.Lorebooks = None,
+    preset: opts.Preset = None,
+    persona: opts.Persona = None,
     user_name: Annotated[str | None, Opt("--user-name", help="Your name ({{user}}).")] = None,
-    profile: Annotated[str | None, Opt("--profile", help="A backend profile.")] = None,
-    provider: Annotated[str | None, Opt("--provider", help="openai, anthropic or local.")] = None,
-    base_url: Annotated[str | None, Opt("--base-url", help="The provider's base URL.")] = None,
-    model: Annotated[str | None, Opt("--model", help="The model name.")] = None,
-    api_key_env: Annotated[
-        str | None, Opt("--api-key-env", help="The environment variable holding the key.")
-    ] = None,
+    profile: opts.Profile = None,
+    provider: opts.Provider = None,
+    base_url: opts.BaseUrl = None,
+    model: opts.Model = None,
+    api_key_env: opts.ApiKeyEnv = None,
     trace: Annotated[Path | None, Opt("--trace", help="Write every model call to DIR.")] = None,
     seed: Annotated[int | None, Opt("--seed", help="Seed for dice and lore rolls.")] = None,
-    mode: Annotated[str | None, Opt("--mode", help="auto, serial, merged or parallel.")] = None,
-    lang: Annotated[str | None, Opt("--lang", help="auto, zh or en.")] = None,
+    mode: opts.Mode = None,
+    lang: opts.Lang = None,
     session: Annotated[
         str | None, Opt("--session", help="Name the session (resumes it if it exists).")
     ] = None,
     resume: Annotated[str | None, Opt("--resume", help="Resume session ID (or name).")] = None,
     greeting: Annotated[int | None, Opt("--greeting", help="Start with greeting N.")] = None,
-    no_color: Annotated[bool, Opt("--no-color", help="Plain output without colour.")] = False,
+    no_color: opts.NoColor = False,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
     from narrative_cli.ui.runner import run_story
 
     options = PlayOptions(
-        card=card, lorebooks=[str(p) for p in lorebook or []], preset=_text(preset),
-        persona=persona, user_name=user_name, profile=profile, provider=provider,
-        base_url=base_url, model=model, api_key_env=api_key_env, trace=_text(trace), seed=seed,
-        mode=mode, lang=lang, session=session, resume=resume, greeting=greeting,
+        card=card,
+        lorebooks=[str(p) for p in lorebook or []],
+        preset=opts.text(preset),
+        persona=persona,
+        user_name=user_name,
+        profile=profile,
+        provider=provider,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        trace=opts.text(trace),
+        seed=seed,
+        mode=mode,
+        lang=lang,
+        session=session,
+        resume=resume,
+        greeting=greeting,
     )
     if not card and not resume:
         raise typer.BadParameter("give a CARD to play, or --resume ID", param_hint="CARD")
     raise SystemExit(run_story(options, no_color=no_color))
-
-
-def _text(path: Path | None) -> str | None:
-    return str(path) if path is not None else None
