@@ -57,7 +57,7 @@ class Profile:
     api_key_file: str | None = None
     model_path: str | None = None  # local: a GGUF file; None = the bundled SmolLM2
     context_size: int = 8192  # local: context tokens per server slot
-    slots: int = 4  # local: server slots, one per agent
+    slots: int = 5  # local: server slots: planning, writing, analysis, tools, mvu_extract
     threads: int | None = None  # local: CPU threads (None = llama.cpp's choice)
     max_tokens_field: str = "auto"
     response_format: str = "auto"
