@@ -1,8 +1,7 @@
 """MVU variables: the ``[initvar]`` tree, JSON-Patch-style updates, and their text forms.
 
-``parse_initvar`` reads JSON, YAML (JSON-like scalars only: ``yes``, ``8:30`` and dates stay
-text) or the original's indented ``key: value`` text (tabs and full-width ``：`` allowed,
-``- item`` lines make a list). The result must be an object of top-level categories.
+``parse_initvar`` (``state.initvar``, re-exported here) reads the ``[initvar]`` tree from JSON,
+YAML or the original's indented text; the result is an object of top-level categories.
 
 MagVarUpdate trees hold ``[value, "description"]`` pairs. A tree is read that way when it has
 at least one pair whose value is not text (or is empty text), so a plain two-string list such
@@ -23,17 +22,14 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from narrative_cli.errors import LorebookError
 from narrative_cli.state.events import is_number, show
+from narrative_cli.state.initvar import InitvarParse, parse_initvar, read_initvar
 
 __all__ = [
     "InitvarParse",
@@ -50,166 +46,6 @@ __all__ = [
 SUMMARY_DEPTH = 4
 NO_DATA = {"zh": "（无 MVU 数据）", "en": "(no MVU data)"}
 EMPTY_TREE = {"zh": "（空状态）", "en": "(empty state)"}
-
-# ---------------------------------------------------------------------------------- [initvar]
-
-
-@dataclass(frozen=True)
-class InitvarParse:
-    """The parsed tree, the format it was read as, and the text lines that were skipped."""
-
-    variables: dict[str, Any]
-    format: str  # json | yaml | text | empty
-    skipped: list[tuple[int, str]] = field(default_factory=list)
-
-
-class _JsonLikeLoader(yaml.SafeLoader):
-    """YAML with JSON's scalars: only true/false, decimal numbers and null are typed."""
-
-
-_JsonLikeLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in rules if tag.rsplit(":", 1)[-1] in ("null", "merge")]
-    for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
-)
-_JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?$"),
-    list("-+.0123456789"),
-)
-_JsonLikeLoader.add_constructor("tag:yaml.org,2002:int", lambda _, node: int(node.value))
-
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
-_INT = re.compile(r"^-?\d+$")
-_FLOAT = re.compile(r"^-?\d+\.\d+$")
-
-
-def parse_initvar(text: str) -> dict[str, Any]:
-    """The initial variable tree of an ``[initvar]`` entry (``{}`` when the entry is blank)."""
-    return read_initvar(text).variables
-
-
-def read_initvar(text: str) -> InitvarParse:
-    """Parse ``[initvar]`` content as JSON, then YAML, then indented ``key: value`` text."""
-    body = text.lstrip("\ufeff").strip()
-    fenced = _FENCE.match(body)
-    body = fenced.group(1).strip() if fenced else body
-    if not body:
-        return InitvarParse({}, "empty")
-    try:
-        return InitvarParse(_as_tree(json.loads(body), "JSON"), "json")
-    except json.JSONDecodeError as problem:
-        json_error = problem
-    if body[0] in "{[" or not _full_width_keys(body):
-        try:
-            loaded = yaml.load(body, Loader=_JsonLikeLoader)  # a SafeLoader subclass
-        except yaml.YAMLError:
-            loaded = None
-        if isinstance(loaded, dict):
-            return InitvarParse(_as_tree(loaded, "YAML"), "yaml")
-    if body[0] in "{[":
-        raise LorebookError(
-            f"[initvar] is not valid JSON: {json_error.msg} "
-            f"(line {json_error.lineno}, column {json_error.colno})"
-        )
-    variables, skipped = _parse_text(body)
-    if not variables and not skipped:
-        return InitvarParse({}, "empty")
-    if not variables:
-        line, content = skipped[0]
-        raise LorebookError(f"[initvar] has no 'key: value' lines (line {line}: {content[:40]!r})")
-    return InitvarParse(variables, "text", skipped)
-
-
-def _full_width_keys(body: str) -> bool:
-    """Whether some line's first colon is the full-width ``：`` (YAML would not see a key)."""
-    for line in body.splitlines():
-        wide, ascii_ = line.find("："), line.find(":")
-        if wide >= 0 and (ascii_ < 0 or wide < ascii_):
-            return True
-    return False
-
-
-def _as_tree(value: Any, kind: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise LorebookError(
-            f"[initvar] {kind} must be an object of categories, got {type(value).__name__}"
-        )
-    return {str(key): _json_value(item, str(key)) for key, item in value.items()}
-
-
-def _json_value(value: Any, where: str) -> Any:
-    if isinstance(value, dict):
-        return {str(key): _json_value(item, f"{where}/{key}") for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_value(item, where) for item in value]
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    raise LorebookError(f"[initvar] value at {where} is not a JSON value: {value!r}")
-
-
-def _parse_text(body: str) -> tuple[dict[str, Any], list[tuple[int, str]]]:
-    """The original's parseTextToVariables, plus ``：`` and ``- item`` lists."""
-    root: dict[str, Any] = {}
-    stack: list[tuple[int, Any, Any, str]] = [(-1, root, None, "")]  # indent, node, owner, key
-    skipped: list[tuple[int, str]] = []
-    for number, raw in enumerate(body.split("\n"), 1):
-        line = raw.rstrip()
-        content = line.strip()
-        if not content or content.startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip())
-        while stack[-1][0] >= indent:
-            stack.pop()
-        _, node, owner, key = stack[-1]
-        if content.startswith("- ") or content == "-":
-            if isinstance(node, dict) and not node and owner is not None:
-                node = owner[key] = []
-                stack[-1] = (stack[-1][0], node, owner, key)
-            if isinstance(node, list):
-                node.append(_scalar(content[1:].strip()))
-            else:
-                skipped.append((number, content))
-            continue
-        cut = min((i for i in (content.find(":"), content.find("：")) if i >= 0), default=-1)
-        name, value = content[:cut].strip(), content[cut + 1 :].strip()
-        if cut < 0 or not name or not isinstance(node, dict):
-            skipped.append((number, content))
-        elif value:
-            node[name] = _scalar(value)
-        else:
-            node[name] = {}
-            stack.append((indent, node[name], node, name))
-    return root, skipped
-
-
-def _scalar(text: str) -> Any:
-    if not text:
-        return ""
-    if text in ("true", "True", "false", "False"):
-        return text.lower() == "true"
-    if text == "null":
-        return None
-    if _INT.match(text):
-        return int(text)
-    if _FLOAT.match(text):
-        return float(text)
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return text[1:-1]
-    if text[0] in "[{":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            return text
-    return text
-
 
 # ---------------------------------------------------------------------------------- patches
 
