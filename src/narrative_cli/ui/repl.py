@@ -143,3 +143,4 @@ def ask_greeting(count: int) -> int:
             return 0
         if answer.isdigit() and int(answer) < count:
             return int(answer)
+        print(f"Type a greeting number from 0 to {count - 1}, or press Enter for 0.")
