@@ -12,6 +12,8 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from narrative_cli import __version__
+from narrative_cli.cli.errors import options as error_options
+from narrative_cli.cli.errors import report_error
 from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, PipelineInterrupt
 
 # Each module defines ``register(app)`` and adds its commands or sub-app.
@@ -34,8 +36,6 @@ app = typer.Typer(
     add_completion=False,
 )
 
-_state = {"debug": False}
-
 
 def _version(value: bool) -> None:
     if value:
@@ -52,7 +52,7 @@ def root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
 ) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
-    _state["debug"] = debug
+    error_options["debug"] = debug
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
@@ -73,13 +73,6 @@ def _register_all() -> None:
 _register_all()
 
 
-def report_error(error: NarrativeError) -> None:
-    """Print a NarrativeError as one or two plain lines on stderr."""
-    sys.stderr.write(f"error: {error.message}\n")
-    if error.hint:
-        sys.stderr.write(f"hint: {error.hint}\n")
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app and map errors to exit codes."""
     try:
@@ -88,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except NarrativeError as error:
-        if _state["debug"]:
+        if error_options["debug"]:
             raise
         report_error(error)
         sys.exit(error.exit_code)
@@ -105,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             exc.show()  # help was already printed for NoArgsIsHelpError
         sys.exit(EXIT_USAGE)
     except Exception as exc:
-        if _state["debug"]:
+        if error_options["debug"]:
             raise
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
         sys.stderr.write("hint: run again with --debug for the traceback and report it\n")

@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from narrative_cli.errors import NarrativeError
+from narrative_cli.cli.errors import user_errors
 
 
 def register(app: typer.Typer) -> None:
     app.command("inspect")(inspect_command)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn a NarrativeError into its one-line message and exit code, also under CliRunner
-    (which bypasses ``app.main``); ``--debug`` lets the traceback through."""
-    try:
-        yield
-    except NarrativeError as error:
-        from narrative_cli.cli import app as root
-
-        if root._state.get("debug"):
-            raise
-        root.report_error(error)
-        raise SystemExit(error.exit_code) from None
 
 
 def inspect_command(

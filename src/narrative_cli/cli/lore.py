@@ -27,7 +27,7 @@ def lore_test_command(
     user_name: Annotated[str, typer.Option("--user-name", help="Name for {{user}}.")] = "User",
 ) -> None:
     """Show which entries TEXT activates, why, where each is routed, and what was rejected."""
-    from narrative_cli.cli.inspect import user_errors
+    from narrative_cli.cli.errors import user_errors
     from narrative_cli.config import load_settings
     from narrative_cli.load import load_card, load_lorebook
     from narrative_cli.lore.report import lore_test, report_dict

@@ -39,7 +39,7 @@ def roll_command(
         rolled = roll(" ".join(expr), mode, dc, rng)
     except DiceError as error:
         typer.echo(f"error: {error.localized(language)}", err=True)
-        raise SystemExit(EXIT_USAGE) from None  # app.main() drops typer.Exit codes
+        raise SystemExit(EXIT_USAGE) from None
     if as_json:
         data = {**rolled.to_dict(), "line": rolled.line(language)}
         typer.echo(json.dumps(data, ensure_ascii=False))

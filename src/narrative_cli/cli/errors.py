@@ -1,0 +1,33 @@
+"""The one place that turns a NarrativeError into what the user sees: one or two plain lines
+on stderr and the error's exit code (``--debug`` lets the traceback through instead)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from narrative_cli.errors import NarrativeError
+
+options = {"debug": False}  # set by the root callback from --debug
+
+
+def report_error(error: NarrativeError) -> None:
+    """Print a NarrativeError as one or two plain lines on stderr."""
+    sys.stderr.write(f"error: {error.message}\n")
+    if error.hint:
+        sys.stderr.write(f"hint: {error.hint}\n")
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Report a NarrativeError and exit with its code. ``app.main`` does this for the console
+    script; a command wraps its body in this too so it behaves the same under ``CliRunner``,
+    which calls the Typer app directly."""
+    try:
+        yield
+    except NarrativeError as error:
+        if options["debug"]:
+            raise
+        report_error(error)
+        raise SystemExit(error.exit_code) from None
