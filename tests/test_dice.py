@@ -11,9 +11,9 @@ from narrative_cli.rng import new_rng, rng_from_state, rng_state
 from narrative_cli.tools.dice import (
     MAX_EXPLOSIONS,
     DiceError,
-    parse_dice,
     roll,
 )
+from narrative_cli.tools.dice_notation import BinOp, Dice, Num, parse, render
 
 # (expr, mode, dc, seed) → the exact zh and en lines. Seeds were picked to show each case.
 GOLDEN = [
@@ -92,16 +92,16 @@ def test_normal_total_is_sum_of_faces_plus_modifier(seed: int):
 @pytest.mark.parametrize("seed", range(40))
 def test_advantage_keeps_higher_set_and_disadvantage_lower(seed: int):
     adv = roll("2d10", "advantage", None, new_rng(seed))
-    sums = [sum(f for t in s for f in t.rolls) for s in adv.sets]
+    sums = [sum(f for t in s.dice() for f in t.rolls) for s in adv.sets]
     assert adv.total == max(sums)
-    assert adv.to_dict()["all_rolls"] == [[f for t in s for f in t.rolls] for s in adv.sets]
+    assert adv.to_dict()["all_rolls"] == [[f for t in s.dice() for f in t.rolls] for s in adv.sets]
     dis = roll("2d10", "disadvantage", None, new_rng(seed))
     assert dis.total == min(sums)  # same seed, same two sets
 
 
 def test_tie_keeps_the_first_set():
     rolled = roll("1d4", "disadvantage", None, new_rng(0))
-    assert rolled.sets[0][0].rolls == rolled.sets[1][0].rolls
+    assert rolled.set_dice(0)[0].rolls == rolled.set_dice(1)[0].rolls
     assert rolled.chosen == 0 and rolled.to_dict()["chosen_index"] == 0
 
 
@@ -158,12 +158,9 @@ def test_mode_aliases():
 
 
 def test_grammar_accepts_spaces_case_and_bare_d():
-    terms = parse_dice(" 2D6 + d4 - 3 ")
-    assert [(t.sign, t.count, t.sides, t.value) for t in terms] == [
-        (1, 2, 6, 0),
-        (1, 1, 4, 0),
-        (-1, 0, 0, 3),
-    ]
+    tree = parse(" 2D6 + d4 - 3 ")
+    assert tree == BinOp("-", BinOp("+", Dice(2, 6), Dice(1, 4)), Num(3))
+    assert render(tree) == "2d6+1d4-3"
     assert roll(" 2D6 + d4 - 3 ", "normal", None, new_rng(1)).expr == "2d6+1d4-3"
 
 

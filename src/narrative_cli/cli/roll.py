@@ -1,17 +1,23 @@
-"""``narrative roll``: the story engine's dice on their own."""
+"""``narrative roll``: the story engine's dice and check systems on their own."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from narrative_cli.errors import EXIT_USAGE
 from narrative_cli.rng import new_rng
-from narrative_cli.tools.dice import DiceError, roll
+from narrative_cli.tools.dice_checks import check
+from narrative_cli.tools.dice_notation import DiceError
+
+_EXPR_HELP = (
+    "Dice expression: 1d20+5, 4d6kh3, 3d6*5, (2d6+6)*5, d%, 2d6!, 1d6r1, 4dF, 6d10>=8. "
+    "Optional with --system coc7 (1d100)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -19,26 +25,59 @@ def register(app: typer.Typer) -> None:
 
 
 def roll_command(
-    expr: Annotated[
-        list[str], typer.Argument(metavar="EXPR", help="Dice expression: 1d20+5, 2d6+1d4+3, d20.")
-    ],
+    expr: Annotated[list[str] | None, typer.Argument(metavar="EXPR", help=_EXPR_HELP)] = None,
     mode: Annotated[
         str, typer.Option("--mode", "-m", help="normal, advantage, disadvantage or exploding.")
     ] = "normal",
     dc: Annotated[
-        int | None, typer.Option("--dc", help="Difficulty: success when total ≥ DC.")
+        int | None, typer.Option("--dc", help="Difficulty (AC for a dnd5e attack): success when total ≥ DC.")
     ] = None,
+    system: Annotated[
+        str, typer.Option("--system", "-s", help="none, dnd5e, coc7 or pool.")
+    ] = "none",
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="dnd5e: check, save, attack or damage.")
+    ] = None,
+    modifier: Annotated[
+        int | None, typer.Option("--modifier", help="dnd5e: added to the d20.")
+    ] = None,
+    crit: Annotated[bool, typer.Option("--crit", help="dnd5e damage: a critical hit, dice doubled.")] = False,
+    skill: Annotated[int | None, typer.Option("--skill", help="coc7: the skill value.")] = None,
+    difficulty: Annotated[
+        str | None, typer.Option("--difficulty", help="coc7: regular, hard or extreme.")
+    ] = None,
+    bonus: Annotated[int, typer.Option("--bonus", help="coc7: bonus dice (0-2).")] = 0,
+    penalty: Annotated[int, typer.Option("--penalty", help="coc7: penalty dice (0-2).")] = 0,
+    pushed: Annotated[bool, typer.Option("--pushed", help="coc7: a pushed roll.")] = False,
+    need: Annotated[int | None, typer.Option("--need", help="pool: successes needed.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for a repeatable roll.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the roll as JSON.")] = False,
     lang: Annotated[str, typer.Option("--lang", help="auto, zh or en.")] = "auto",
 ) -> None:
-    """Roll dice with the story engine: NdM±K sums, advantage, exploding dice, DC checks."""
+    """Roll dice with the story engine: the dice notation, DC checks, D&D 5e, CoC 7e, pools."""
     language = _language(lang)
     rng = new_rng(seed if seed is not None else secrets.randbits(64))
+    params: dict[str, Any] = {
+        "expr": " ".join(expr or []),
+        "mode": mode,
+        "dc": dc,
+        "system": system,
+        "kind": kind,
+        "modifier": modifier,
+        "critical": crit,
+        "skill": skill,
+        "difficulty": difficulty,
+        "bonus": bonus,
+        "penalty": penalty,
+        "pushed": pushed,
+        "need": need,
+    }
     try:
-        rolled = roll(" ".join(expr), mode, dc, rng)
+        rolled = check(params, rng)
     except DiceError as error:
         typer.echo(f"error: {error.localized(language)}", err=True)
+        if error.caret():
+            typer.echo(error.caret(), err=True)
         raise SystemExit(EXIT_USAGE) from None
     if as_json:
         data = {**rolled.to_dict(), "line": rolled.line(language)}

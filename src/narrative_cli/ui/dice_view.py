@@ -1,8 +1,18 @@
-"""A Rich panel for one dice roll: the result line, the dice, and the verdict in colour."""
+"""Rich views of dice: one roll's panel, the hidden-roll notice and the session's roll ledger.
+
+The panel draws each die: kept ones bold, dropped and rerolled ones struck through and dim,
+exploded ones marked ``!``, pool hits ``✓``; then the modifiers, the target and the outcome
+level in colour. It reads the roll's JSON (``DiceRoll.to_dict``), so a roll from a stored
+turn record draws exactly like a fresh one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -10,34 +20,160 @@ from rich.text import Text
 from narrative_cli.tools.dice import DiceRoll
 
 _LABELS = {
-    "zh": {"title": "掷骰", "mode": "模式", "dice": "骰子", "total": "总计", "verdict": "结果"},
-    "en": {"title": "Dice", "mode": "mode", "dice": "dice", "total": "total", "verdict": "verdict"},
-}
+    "zh": {"title": "掷骰", "mode": "模式", "dice": "骰子", "modifier": "加值", "total": "总计",
+           "target": "目标", "verdict": "结果", "system": "规则", "hidden": "暗骰",
+           "hidden_notice": "进行了一次暗骰检定（/dice reveal 查看）", "turn": "轮",
+           "expr": "表达式", "yes": "是", "no": "", "ledger": "本局掷骰记录",
+           "empty": "本局还没有掷骰。", "masked": "（暗骰）", "tens": "十位", "units": "个位"},
+    "en": {"title": "Dice", "mode": "mode", "dice": "dice", "modifier": "modifier",
+           "total": "total", "target": "target", "verdict": "outcome", "system": "system",
+           "hidden": "hidden", "hidden_notice": "A hidden check was made (/dice reveal shows it)",
+           "turn": "turn", "expr": "expression", "yes": "yes", "no": "",
+           "ledger": "Rolls this session", "empty": "No rolls yet this session.",
+           "masked": "(hidden)", "tens": "tens", "units": "units"},
+}  # fmt: skip
 _MODES_ZH = {"normal": "普通", "advantage": "优势", "disadvantage": "劣势", "exploding": "爆炸"}
+_SYSTEMS = {"none": ("通用", "plain"), "dnd5e": ("D&D 5e", "D&D 5e"),
+            "coc7": ("克苏鲁 7版", "CoC 7e"), "pool": ("骰池", "pool")}  # fmt: skip
+
+
+def words(lang: str) -> dict[str, str]:
+    return _LABELS["zh" if lang == "zh" else "en"]
+
+
+def outcome_style(data: Mapping[str, Any]) -> str:
+    """Yellow for criticals, magenta for fumbles, green for success, red for failure."""
+    outcome = str(data.get("outcome") or "")
+    critical, success = data.get("critical"), data.get("success")
+    if outcome == "critical_success" or critical == "success":
+        return "bold yellow"
+    if outcome in ("critical_failure", "fumble") or critical == "failure":
+        return "bold magenta"
+    if success is None:
+        return "dim"
+    return "bold green" if success else "bold red"
 
 
 def verdict_style(rolled: DiceRoll) -> str:
-    """Bold yellow for criticals, green for success, red for failure, dim without a DC."""
-    if rolled.critical is not None:
-        return "bold yellow" if rolled.critical == "success" else "bold magenta"
-    if rolled.success is None:
-        return "dim"
-    return "bold green" if rolled.success else "bold red"
+    return outcome_style(rolled.to_dict())
 
 
-def dice_panel(rolled: DiceRoll, lang: str = "zh") -> Panel:
-    """The panel ``narrative roll`` prints (and the REPL can show for a roll_dice result)."""
-    labels = _LABELS["zh" if lang == "zh" else "en"]
-    mode = _MODES_ZH.get(rolled.mode, rolled.mode) if lang == "zh" else rolled.mode
+def dice_text(data: Mapping[str, Any], lang: str) -> Text:
+    """Every die of a roll: kept bold, dropped/rerolled struck, exploded ``!``, hits ``✓``."""
+    info = data.get("info") or {}
+    if data.get("system") == "coc7" and isinstance(info, Mapping):
+        return _coc_dice(info, lang)
+    out = Text()
+    for index, node in enumerate(data.get("dice") or []):
+        if index:
+            out.append("  ")
+        out.append(f"{node.get('expr', '')}: ", style="dim")
+        for position, face in enumerate(node.get("faces") or []):
+            if position:
+                out.append(" ")
+            out.append_text(_face(face, node.get("sides")))
+    return out
+
+
+def _face(face: Mapping[str, Any], sides: object) -> Text:
+    value = int(face.get("value", 0))
+    shown = ("+" if value > 0 else "-" if value < 0 else "0") if sides == "F" else str(value)
+    if face.get("exploded"):
+        shown = "!" + shown
+    if face.get("hit"):
+        shown += "✓"
+    if face.get("dropped") or face.get("rerolled"):
+        return Text(shown, style="dim strike")
+    return Text(shown, style="bold")
+
+
+def _coc_dice(info: Mapping[str, Any], lang: str) -> Text:
+    labels = words(lang)
+    tens = [int(t) for t in info.get("tens") or []]
+    out = Text(f"{labels['tens']} ", style="dim")
+    out.append(" ".join(f"{t}0" if t else "00" for t in tens), style="bold")
+    out.append(f"  {labels['units']} ", style="dim")
+    out.append(str(info.get("units", "")), style="bold")
+    return out
+
+
+def dice_panel(rolled: DiceRoll | Mapping[str, Any], lang: str = "zh") -> Panel:
+    """The panel of one roll (``narrative roll``, ``/roll``, a revealed planner roll)."""
+    data = rolled.to_dict() if isinstance(rolled, DiceRoll) else rolled
+    labels = words(lang)
+    zh = lang == "zh"
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim")
     table.add_column()
-    table.add_row(labels["mode"], mode)
-    table.add_row(labels["dice"], ", ".join(map(str, rolled.rolls + rolled.explosions)))
-    table.add_row(labels["total"], Text(str(rolled.total), style="bold"))
-    table.add_row(labels["verdict"], Text(rolled.verdict(lang), style=verdict_style(rolled)))
-    body = Group(Text(rolled.line(lang)), Text(""), table)
-    return Panel(body, title=f"{labels['title']} {rolled.expr}", expand=False)
+    system = str(data.get("system") or "none")
+    table.add_row(labels["system"], _SYSTEMS.get(system, (system, system))[0 if zh else 1])
+    mode = str(data.get("mode") or "normal")
+    if mode != "normal":
+        table.add_row(labels["mode"], _MODES_ZH.get(mode, mode) if zh else mode)
+    table.add_row(labels["dice"], dice_text(data, lang))
+    if data.get("modifier"):
+        table.add_row(labels["modifier"], f"{int(data['modifier']):+d}")
+    table.add_row(labels["total"], Text(str(data.get("total")), style="bold"))
+    target = _target(data, lang)
+    if target:
+        table.add_row(labels["target"], target)
+    verdict = _verdict(data, lang)
+    if verdict:
+        table.add_row(labels["verdict"], Text(verdict, style=outcome_style(data)))
+    lines = data.get("lines") or {}
+    line = str(lines.get("zh" if zh else "en", "")) if isinstance(lines, Mapping) else ""
+    body = Group(Text(line), Text(""), table) if line else table
+    title = f"{labels['title']} {data.get('label') or ''} {data.get('expr', '')}".split()
+    return Panel(body, title=escape(" ".join(title)), title_align="left", expand=False)
+
+
+def hidden_panel(lang: str = "zh") -> Panel:
+    """What the player sees of a hidden roll."""
+    labels = words(lang)
+    return Panel(Text(labels["hidden_notice"], style="dim italic"), title=labels["hidden"],
+                 title_align="left", expand=False)  # fmt: skip
+
+
+def ledger_table(rows: Sequence[Mapping[str, Any]], lang: str, *, reveal: bool) -> Table | Text:
+    """``/dice``: turn, expression, dice, total, system, outcome, hidden (masked unless
+    ``reveal``). ``rows`` are ``{"turn": N, "roll": DiceRoll.to_dict()}``."""
+    labels = words(lang)
+    if not rows:
+        return Text(labels["empty"], style="dim")
+    table = Table(title=labels["ledger"], title_justify="left")
+    for name in ("turn", "expr", "dice", "total", "system", "verdict", "hidden"):
+        table.add_column(labels[name], no_wrap=name in ("turn", "total"))
+    for row in rows:
+        data = row.get("roll") or {}
+        hidden = bool(data.get("hidden"))
+        label = f"{data.get('label')} " if data.get("label") else ""
+        expr = f"{label}{data.get('expr', '')}"
+        system = str(data.get("system") or "none")
+        system_name = _SYSTEMS.get(system, (system, system))[0 if lang == "zh" else 1]
+        if hidden and not reveal:
+            masked = Text(labels["masked"], style="dim")
+            table.add_row(str(row.get("turn")), expr, masked, masked, system_name, masked,
+                          labels["yes"])  # fmt: skip
+            continue
+        verdict = Text(_verdict(data, lang), style=outcome_style(data))
+        table.add_row(str(row.get("turn")), expr, dice_text(data, lang), str(data.get("total")),
+                      system_name, verdict, labels["yes"] if hidden else labels["no"])  # fmt: skip
+    return table
+
+
+def _target(data: Mapping[str, Any], lang: str) -> str:
+    dc = data.get("dc")
+    if dc is None:
+        return ""
+    names = {"skill": ("技能", "skill"), "need": ("需要成功数", "need")}
+    name = str(data.get("target_name") or "DC")
+    return f"{names.get(name, (name, name))[0 if lang == 'zh' else 1]} {dc}"
+
+
+def _verdict(data: Mapping[str, Any], lang: str) -> str:
+    lines = data.get("lines") or {}
+    line = str(lines.get("zh" if lang == "zh" else "en", "")) if isinstance(lines, Mapping) else ""
+    return line.rsplit(" → ", 1)[1] if " → " in line else ""
 
 
 def print_roll(rolled: DiceRoll, lang: str = "zh", console: Console | None = None) -> None:
