@@ -180,7 +180,8 @@ def test_roll_dice_needs_no_code_and_gets_default_parameters():
     tool = load_tools([entry(1, "[TOOL:roll_dice]", with_bad_code)]).tools[0]
     assert tool.is_dice and tool.code == ""
     assert tool.parameters == DICE_PARAMETERS
-    assert "expr(骰子表达式，如 1d20+3)" in tool_list_text([tool], "zh")
+    assert "expr(骰子表达式，如 1d20+3、4d6kh3" in tool_list_text([tool], "zh")
+    assert "skill(coc7：技能值)" in tool_list_text([tool], "zh")
 
 
 def test_defaults_aliases_and_entry_fields():

@@ -186,7 +186,7 @@ def test_errors_become_results_and_the_turn_goes_on():
         "工具错误：broken：TypeError: cannot read property 'b' of undefined",
         "工具错误：roll_dice：缺少骰子表达式",
         "工具错误：roll_dice：无法识别的骰子表达式「2x6」："
-        "应为 2d6、d20、3 这样的项，用 + 或 - 连接",
+        "第 2 个字符处应为 + - * / 或表达式结束",
         "工具错误：damage_calc：params 必须是对象",
         "工具错误：action_generator：deepseek: no reply within 60 s",
         "工具错误：action_generator：模型没有返回内容",

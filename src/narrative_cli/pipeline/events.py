@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 STAGES = ("lore", "planning", "tools", "recall", "writing", "analysis", "state", "post")
 
@@ -51,7 +52,9 @@ class ToolResultEvent:
     tool: str
     trigger: str
     ok: bool
-    text: str
+    text: str  # what the player may see (a hidden roll's notice, not its result)
+    data: Any = None  # a dice roll's JSON when the player may see it
+    hidden: bool = False
 
 
 @dataclass(frozen=True)

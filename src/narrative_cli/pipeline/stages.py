@@ -122,7 +122,10 @@ def llm_tool_call(state: TurnState) -> Callable[[ToolDef, list[Message]], str]:
 def report_tools(state: TurnState, results: list[ToolResult], stage: str) -> None:
     """Tell the listener about tool results; warnings and errors become visible warnings."""
     for result in results:
-        state.calls.emit(ToolResultEvent(result.tool, result.trigger, result.ok, result.text))
+        hidden = result.public is not None
+        data = result.data if result.kind == "dice" and result.ok and not hidden else None
+        event = ToolResultEvent(result.tool, result.trigger, result.ok, result.shown, data, hidden)
+        state.calls.emit(event)
         if result.kind == "warning" or not result.ok:
             state.warn(stage, result.text)
 

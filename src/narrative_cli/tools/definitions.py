@@ -38,17 +38,34 @@ _NAME = re.compile(r"^[\w.\-]{1,64}$")
 _TAG = re.compile(r"^[^\s<>/]{1,64}$")
 _MAX_LOOKBACK = 50
 
-# Shown to the planner when a roll_dice entry declares no parameters of its own.
+# Shown to the planner when a roll_dice entry declares no parameters of its own. Whatever a
+# card declares, the engine reads every key below (dice_checks.check).
 DICE_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "expr": {"type": "string", "description": "骰子表达式，如 1d20+3"},
+        "expr": {"type": "string", "description": "骰子表达式，如 1d20+3、4d6kh3、3d6*5、6d10>=8"},
+        "system": {
+            "type": "string",
+            "enum": ["none", "dnd5e", "coc7", "pool"],
+            "description": "检定规则 none/dnd5e/coc7/pool，可选",
+        },
+        "label": {"type": "string", "description": "检定名称，如 侦查、察觉，可选"},
         "mode": {
             "type": "string",
             "enum": ["normal", "advantage", "disadvantage", "exploding"],
             "description": "normal/advantage/disadvantage/exploding",
         },
-        "dc": {"type": "number", "description": "目标难度，可选"},
+        "dc": {"type": "number", "description": "目标难度（dnd5e 攻击为 AC），可选"},
+        "modifier": {"type": "number", "description": "dnd5e：d20 的加值，可选"},
+        "kind": {"type": "string", "description": "dnd5e：check/save/attack/damage，可选"},
+        "critical": {"type": "boolean", "description": "dnd5e 伤害：重击，骰子加倍，可选"},
+        "skill": {"type": "number", "description": "coc7：技能值"},
+        "difficulty": {"type": "string", "description": "coc7：regular/hard/extreme，可选"},
+        "bonus": {"type": "number", "description": "coc7：奖励骰数 0-2，可选"},
+        "penalty": {"type": "number", "description": "coc7：惩罚骰数 0-2，可选"},
+        "pushed": {"type": "boolean", "description": "coc7：孤注一掷，可选"},
+        "need": {"type": "number", "description": "pool：需要的成功数，可选"},
+        "hidden": {"type": "boolean", "description": "暗骰：结果只给写作者，玩家看不到，可选"},
         "success_branch": {"type": "string", "description": "成功时的走向，可选"},
         "failure_branch": {"type": "string", "description": "失败时的走向，可选"},
     },
@@ -80,6 +97,7 @@ class ToolDef:
     entry_comment: str = ""
     constant: bool = True  # a non-constant tool is active only when its keys match
     keys: tuple[str, ...] = ()
+    reveal_hidden: bool = False  # roll_dice: show hidden rolls to the player after the turn
 
     @property
     def is_dice(self) -> bool:
@@ -186,8 +204,31 @@ def parse_tool(entry: LoreEntry) -> ToolDef:
         entry_comment=entry.comment,
         constant=entry.constant,
         keys=tuple(entry.keys),
+        reveal_hidden=_reveal(data.get("reveal_hidden"), kind == "code" and name == DICE_TOOL),
     )
     return tool
+
+
+def builtin_dice_tool() -> ToolDef:
+    """roll_dice as the engine offers it to a card whose lore describes checks but that
+    declares no roll_dice of its own."""
+    return ToolDef(
+        name=DICE_TOOL,
+        type="code",
+        description="掷骰与检定，由引擎掷出并判定结果 (dice and checks, rolled by the engine)",
+        parameters=copy.deepcopy(DICE_PARAMETERS),
+        entry_comment="(built in)",
+    )
+
+
+def _reveal(value: object, dice: bool) -> bool:
+    if value is None:
+        return False
+    if not dice:
+        raise ToolDefinitionError('"reveal_hidden" applies only to the roll_dice tool')
+    if not isinstance(value, bool):
+        raise ToolDefinitionError(f"reveal_hidden must be true or false, not {_show(value)}")
+    return value
 
 
 def tool_list_text(tools: Iterable[ToolDef], lang: str = "zh") -> str:

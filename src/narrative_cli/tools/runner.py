@@ -17,7 +17,8 @@ from typing import Any
 from narrative_cli.domain import Message
 from narrative_cli.errors import NarrativeError
 from narrative_cli.tools.definitions import ToolDef, ToolSet
-from narrative_cli.tools.dice import DiceError, roll
+from narrative_cli.tools.dice_checks import check
+from narrative_cli.tools.dice_notation import DiceError
 from narrative_cli.tools.llm_tools import ANALYSIS_DEPENDENT_KEYS, tool_history, tool_messages
 from narrative_cli.tools.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_LIMIT, run_code
 
@@ -38,6 +39,7 @@ _TEXT = {
         "branch": "走向：",
         "rule": "- 工具执行结果已由系统确定，必须严格按照结果中的走向来写作，"
         "不得自行改变工具执行结果",
+        "hidden": "进行了一次暗骰检定",
     },
     "en": {
         "error": "Tool error: {tool}: {message}",
@@ -52,6 +54,7 @@ _TEXT = {
         "branch": "Outcome: ",
         "rule": "- Tool results were decided by the system: write exactly the outcome they give, "
         "never change them",
+        "hidden": "A hidden check was made",
     },
 }
 
@@ -62,7 +65,11 @@ def _words(lang: str) -> dict[str, str]:
 
 @dataclass
 class ToolResult:
-    """One tool's outcome: ``text`` is its line for the writer or its visible output."""
+    """One tool's outcome: ``text`` is its line for the writer or its visible output.
+
+    ``public`` is what the player is shown instead of ``text`` (a hidden roll's notice);
+    None means the player sees ``text``.
+    """
 
     tool: str
     kind: str  # dice | code | llm | warning
@@ -70,9 +77,15 @@ class ToolResult:
     text: str
     data: Any = None
     trigger: str = "planning"
+    public: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The text the player sees."""
+        return self.text if self.public is None else self.public
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "tool": self.tool,
             "kind": self.kind,
             "ok": self.ok,
@@ -80,6 +93,9 @@ class ToolResult:
             "data": self.data,
             "trigger": self.trigger,
         }
+        if self.public is not None:
+            data["public"] = self.public
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
@@ -90,6 +106,7 @@ class ToolResult:
             text=str(data.get("text", "")),
             data=data.get("data"),
             trigger=str(data.get("trigger", "planning")),
+            public=None if data.get("public") is None else str(data.get("public")),
         )
 
 
@@ -273,10 +290,14 @@ class _ToolRun:
 
     def dice(self, params: Mapping[str, Any]) -> ToolResult:
         try:
-            rolled = roll(params.get("expr"), params.get("mode"), params.get("dc"), self.rng)
+            rolled = check(params, self.rng)
         except DiceError as error:
             return self.error(error.localized(self.lang))
-        return ToolResult(self.tool.name, "dice", True, rolled.line(self.lang), rolled.to_dict())
+        data = rolled.to_dict()
+        if self.tool.reveal_hidden and rolled.hidden:
+            data["reveal"] = True
+        public = self.words["hidden"] if rolled.hidden else None
+        return ToolResult(self.tool.name, "dice", True, rolled.line(self.lang), data, public=public)
 
     def code(self, params: dict[str, Any], *, as_line: bool) -> ToolResult:
         seed = self.rng.getrandbits(32)

@@ -135,6 +135,9 @@ def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
     name = str(result.get("tool", "?"))
     ok = bool(result.get("ok"))
     data = result.get("data")
+    if result.get("public") is not None:  # a hidden roll: the notice, never the result
+        return Panel(Text(str(result["public"]), style="dim italic"), title=escape(words["dice"]),
+                     title_align="left", expand=False)  # fmt: skip
     if result.get("kind") == "dice" and isinstance(data, Mapping):
         title = f"{words['dice']} {data.get('expr', '')}".strip()
         style = _dice_style(data)

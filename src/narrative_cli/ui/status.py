@@ -206,6 +206,16 @@ class TurnView:
     def _tool(self, event: ToolResultEvent) -> None:
         if event.trigger != "planning" and event.ok:
             return  # post-pipeline outputs are shown in their panel after the turn
+        if event.hidden:
+            from narrative_cli.ui.dice_view import hidden_panel
+
+            self._print(hidden_panel(self.lang))
+            return
+        if event.data is not None:
+            from narrative_cli.ui.dice_view import dice_panel
+
+            self._print(dice_panel(event.data, self.lang))
+            return
         data = {"tool": event.tool, "kind": "", "ok": event.ok, "text": event.text}
         self._print(tool_panel(data, self.lang))
 
