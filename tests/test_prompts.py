@@ -172,6 +172,7 @@ def make_inputs(lang: str = "en", mode: str = "none", turns: int = 10) -> Prompt
         plan=dict(data["plan"]),  # type: ignore[call-overload]
         tool_list_text=str(data["tools"]),
         tool_results_text=str(data["tool_results"]),
+        dice_in_results=True,  # the result line above is a roll: the writer gets the dice rule
         text_recall=history[2:3],
         mvu_rules=list(data["mvu_rules"]),  # type: ignore[call-overload]
         clock=CLOCK,
@@ -213,6 +214,7 @@ def test_blocks_come_in_the_design_order() -> None:
     ]  # fmt: skip
     assert build_writing(inputs).block_names() == [
         "preset_system", "card_system_prompt", "worldinfo1", "writing_system", "tool_rule",
+        "dice_rule",
         "user_preset", "character", "worldinfo2", "user_persona", "recent_turns",
         "character_note", "worldinfo3", "text_recall", "writing_guide", "tool_results",
         "user_input", "post_history_instructions",

@@ -74,6 +74,8 @@ class PromptInputs:
     plan: dict[str, Any] | None = None  # the planner's parsed reply, for <writing_guide>
     tool_list_text: str = ""  # tools.definitions.tool_list_text(...) for the planner
     tool_results_text: str = ""  # the lines of <tool_results>, without the tags
+    dice_rules: bool = False  # the card's lore describes checks (tools.dice_rules)
+    dice_in_results: bool = False  # the engine rolled dice this turn
     text_recall: list[HistoryTurn] = field(default_factory=list)  # context.recall output
     mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
     # Macro environment (compat §6): injected clock and the session rng keep prompts reproducible.

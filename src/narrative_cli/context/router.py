@@ -49,6 +49,8 @@ def build_planning(inputs: PromptInputs) -> Prompt:
         parts.worldinfo(1, inputs.worldinfo1, stable=True),
         plain("planning_system", template(lang, "planning_system"), stable=True),
         plain("tool_list", inputs.tool_list_text.strip(), stable=True),
+        plain("dice_rule", template(lang, "planning_dice_rule") if inputs.dice_rules else "",
+              stable=True),
     ]
     user = [
         parts.character(inputs, examples=False),
@@ -72,7 +74,11 @@ def build_writing(inputs: PromptInputs) -> Prompt:
     results = parts.tool_results(inputs)
     rule = template(lang, "writing_tool_rule") if not results.empty else ""
     # Fixed text that is only present on turns with tool results: part of the cached head.
-    system = [*_writer_head(inputs, "writing_system"), plain("tool_rule", rule, stable=True)]
+    system = [
+        *_writer_head(inputs, "writing_system"),
+        plain("tool_rule", rule, stable=True),
+        _dice_rule(inputs),
+    ]
     user = [
         parts.user_preset(inputs),
         parts.character(inputs, examples=True),
@@ -110,7 +116,7 @@ def build_merged_writing(inputs: PromptInputs) -> Prompt:
         parts.post_history_instructions(inputs),
         plain("closing", template(lang, "merged_writing_closing")),
     ]
-    system = _writer_head(inputs, "merged_writing_system")
+    system = [*_writer_head(inputs, "merged_writing_system"), _dice_rule(inputs, merged=True)]
     return make_prompt("merged_writing", [("system", system), ("user", user)])
 
 
@@ -159,6 +165,14 @@ def build_prompt(agent: str, inputs: PromptInputs, narrative: str = "") -> Promp
     if agent == "mvu_extract":
         return build_mvu_extract(inputs, narrative)
     raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
+
+
+def _dice_rule(inputs: PromptInputs, *, merged: bool = False) -> Block:
+    """The writer's rule against invented rolls: on turns with dice, and always for a card
+    whose lore describes checks (issue #20). The merged writer runs no tools."""
+    wanted = inputs.dice_rules or (inputs.dice_in_results and not merged)
+    return plain("dice_rule", template(inputs.lang, "writing_dice_rule") if wanted else "",
+                 stable=True)  # fmt: skip
 
 
 def _writer_head(inputs: PromptInputs, suffix: str) -> list[Block]:

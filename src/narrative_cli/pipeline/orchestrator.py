@@ -45,7 +45,7 @@ from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import BackendError, BadInput, TurnCancelled
 from narrative_cli.lore.engine import LoreSettings, ScanContext, activate, routed_lore
 from narrative_cli.lore.matcher import compile_key, key_matches
-from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
+from narrative_cli.lore.routing import MVU_UPDATE, TOOL, formatting_kind
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
@@ -54,7 +54,8 @@ from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_st
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.turn import TurnState
-from narrative_cli.tools.definitions import tool_list_text
+from narrative_cli.tools.definitions import builtin_dice_tool, tool_list_text
+from narrative_cli.tools.dice_rules import describes_checks
 
 MODES = ("auto", "merged", "serial", "parallel")
 
@@ -196,6 +197,9 @@ def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) ->
         return False
 
     state.active_tools = [t for t in state.story.tools.tools if t.constant or matches(t.keys)]
+    state.dice_rules = card_describes_checks(state.story)
+    if state.dice_rules and not any(t.is_dice and t.trigger == "planning" for t in state.active_tools):
+        state.active_tools.append(builtin_dice_tool())
     state.mvu_rules = [
         e.content
         for e in state.story.entries
@@ -240,3 +244,11 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
 def _trace_failure(trace: TraceWriter | None, state: TurnState, error: str) -> None:
     if trace is not None:
         trace.fail_turn(state.number, state.mode, error)
+
+
+def card_describes_checks(story: Story) -> bool:
+    """Does the card or its lore (tool definitions aside) describe dice checks?"""
+    card = story.card
+    texts = [card.description, card.personality, card.scenario, card.system_prompt]
+    texts += [e.content for e in story.entries if not e.disabled and formatting_kind(e) != TOOL]
+    return describes_checks(texts)

@@ -22,6 +22,7 @@ from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.events import ToolResultEvent
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import ToolDef, ToolSet
+from narrative_cli.tools.dice_rules import invented_roll_warnings
 from narrative_cli.tools.runner import ToolResult, run_planning_calls
 
 Builder = Callable[[PromptInputs], Prompt]
@@ -180,3 +181,14 @@ def writing_stage(state: TurnState, merged: bool) -> None:
         if reply.finish_reason == "length":
             state.warn("writing", f"{agent}: the story text was cut off at the max_tokens limit")
         state.narrative = narrative
+        flag_invented_rolls(state)
+
+
+def flag_invented_rolls(state: TurnState) -> None:
+    """A visible warning for each roll in the story text that the engine did not make."""
+    rolls = [r.data for r in state.tool_results if r.kind == "dice" and r.ok]
+    if not (state.dice_rules or rolls):
+        return
+    dice = [data for data in rolls if isinstance(data, dict)]
+    for warning in invented_roll_warnings(state.narrative, dice, state.lang):
+        state.warn("writing", warning)

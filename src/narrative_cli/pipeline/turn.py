@@ -59,6 +59,7 @@ class TurnState:
     lore: ActivationResult | None = None
     routed: RoutedLore = field(default_factory=RoutedLore)
     active_tools: list[ToolDef] = field(default_factory=list)
+    dice_rules: bool = False  # the card's lore describes checks
     mvu_rules: list[str] = field(default_factory=list)
     base_inputs: PromptInputs | None = None
     plan: dict[str, Any] | None = None
@@ -147,6 +148,8 @@ class TurnState:
             self.base_inputs,
             plan=self.plan,
             tool_results_text="\n".join(r.text for r in self.tool_results if r.kind != "warning"),
+            dice_rules=self.dice_rules,
+            dice_in_results=any(r.kind == "dice" and r.ok for r in self.tool_results),
             text_recall=list(self.recall),
         )
 
