@@ -76,14 +76,14 @@ def test_a_plain_line_plays_a_turn_commits_it_and_shows_everything(game: Game) -
     assert outcome == Outcome() and err == ""
     assert game.store.resume(game.play.session_id).number == 1
     assert NARRATIVES[0] in out
-    assert "Tool roll_dice" in out and "1d20+2" in out
+    assert "Dice 1d20+2" in out and "→ success" in out
     assert "keeper_log" in out and "20:00. Fog thick. Lamp lit." in out
     assert "Location: Start → Lamp room" in out
     assert "/keeper/lamp_oil: 12 → 11" in out
     assert '✗ remove_item {"item": "ghost lantern", "quantity": 1}' in out
     assert "[Turn 1] The apprentice climbed to the lamp room with Edda." in out
     assert "calls 5 · tokens" in out
-    assert out.index("Tool roll_dice") < out.index(NARRATIVES[0]) < out.index("State")
+    assert out.index("Dice 1d20+2") < out.index(NARRATIVES[0]) < out.index("State")
 
 
 def test_help_lists_every_command(game: Game) -> None:

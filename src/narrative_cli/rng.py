@@ -1,11 +1,16 @@
 """The session's one seeded random generator, and its state as JSON for turn snapshots.
 
 Dice, lore probability rolls and inclusion-group rolls all draw from it, so saving its state
-with each turn makes regenerate, undo and replay reproduce them exactly.
+with each turn makes undo and replay reproduce them exactly. A turn's first try continues the
+stream of the snapshot before it; every later try of the same turn (a regenerate, a new
+swipe, a retry after Ctrl-C) draws from its own stream, derived from the session seed, the
+turn and the try's number (``stream_rng``), so it rolls fresh dice; the number is recorded
+with the swipe (``rng_stream`` in the turn record) and replay uses it again (architecture §8).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import Any
 
@@ -25,3 +30,9 @@ def rng_from_state(state: list[Any]) -> random.Random:
     version, internal, gauss = state
     rng.setstate((version, tuple(internal), gauss))
     return rng
+
+
+def stream_rng(seed: int, turn: int, stream: int) -> random.Random:
+    """The generator of try ``stream`` (1, 2, …) of ``turn``: independent of the others."""
+    digest = hashlib.sha256(f"narrative-cli:{seed}:{turn}:{stream}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))

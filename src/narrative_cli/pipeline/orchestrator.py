@@ -93,8 +93,13 @@ def run_turn(
     backends: BackendSet,
     listener: Listener | None = None,
     trace: TraceWriter | None = None,
+    *,
+    rng_stream: int = 0,
 ) -> TurnResult:
-    """Play one turn of ``story`` for ``user_input`` and return its result (not committed)."""
+    """Play one turn of ``story`` for ``user_input`` and return its result (not committed).
+
+    ``rng_stream`` 0 continues the snapshot's random numbers; n > 0 is try n of the turn (a
+    regenerate or a retry), with fresh dice from its own stream (``rng.stream_rng``)."""
     if not user_input.strip():
         raise BadInput("the turn has no input: type what your character says or does")
     snapshot, problem = ensure_mvu(story, story.snapshot)
@@ -106,7 +111,7 @@ def run_turn(
         listener=listener or ignore,
         trace=trace,
     )
-    state = TurnState.start(story, user_input, snapshot, calls)
+    state = TurnState.start(story, user_input, snapshot, calls, rng_stream)
     if problem:
         state.warn("lore", problem)
     notes: list[str] = []
@@ -224,6 +229,7 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         narrative=state.narrative,
         mode=state.mode,
         snapshot=state.snapshot_after(),
+        rng_stream=state.rng_stream,
         plan=state.plan,
         tool_results=[r.to_dict() for r in [*state.tool_results, *state.post_results]],
         post_outputs=post_outputs,

@@ -109,6 +109,7 @@ class TurnResult:
     narrative: str
     mode: str
     snapshot: Snapshot
+    rng_stream: int = 0  # which try of the turn drew the random numbers (rng.stream_rng)
     plan: dict[str, Any] | None = None
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     post_outputs: dict[str, str] = field(default_factory=dict)
@@ -141,6 +142,7 @@ class TurnResult:
             "user_input": self.user_input,
             "narrative": self.narrative,
             "mode": self.mode,
+            "rng_stream": self.rng_stream,
             "plan": self.plan,
             "tool_results": self.tool_results,
             "post_outputs": self.post_outputs,

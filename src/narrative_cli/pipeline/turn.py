@@ -30,7 +30,7 @@ from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.story import Snapshot, Story
-from narrative_cli.rng import rng_from_state, rng_state
+from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.summaries import SummaryStore
@@ -55,6 +55,7 @@ class TurnState:
     timed: TimedEffects
     variables: dict[str, Any]
     mode: str = "merged"
+    rng_stream: int = 0  # 0: the snapshot's stream; n: try n of this turn (rng.stream_rng)
     concurrent_post: bool = False
     lore: ActivationResult | None = None
     routed: RoutedLore = field(default_factory=RoutedLore)
@@ -76,11 +77,21 @@ class TurnState:
 
     @classmethod
     def start(
-        cls, story: Story, user_input: str, snapshot: Snapshot, calls: CallRunner
+        cls,
+        story: Story,
+        user_input: str,
+        snapshot: Snapshot,
+        calls: CallRunner,
+        rng_stream: int = 0,
     ) -> TurnState:
-        """A turn's state from the snapshot it continues (copies: the story is not changed)."""
+        """A turn's state from the snapshot it continues (copies: the story is not changed).
+
+        ``rng_stream`` above 0 is a later try of the turn: its own stream of random numbers."""
         rng = rng_from_state(snapshot.rng) if snapshot.rng else random.Random(story.seed)
+        if rng_stream > 0:
+            rng = stream_rng(story.seed, snapshot.turn + 1, rng_stream)
         return cls(
+            rng_stream=rng_stream,
             story=story,
             number=snapshot.turn + 1,
             user_input=user_input,

@@ -51,6 +51,7 @@ class Screen(Protocol):
     def panel(self, title: str, body: str) -> None: ...
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None: ...
     def roll(self, rolled: DiceRoll) -> None: ...
+    def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("lore", "", "the lore entries that activated this turn, and why"),
     Command("tools", "", "the card's tools"),
     Command("roll", "EXPR [adv|dis|explode] [dc N]", "roll dice (does not change the story)"),
+    Command("dice", "[reveal]", "every roll of the story; reveal: show the hidden ones",
+            ("reveal",)),
     Command("regen", "", "redo the last turn; the old reply stays as a swipe"),
     Command("swipe", "[N]", "list the last turn's replies, or show reply N (state follows)"),
     Command("undo", "", "drop the last turn"),
@@ -212,6 +215,14 @@ class Dispatcher:
             self.screen.error(error.localized(self.play.story.lang))
             return Outcome(failed=True, usage_error=True)
         self.screen.roll(rolled)
+        return Outcome()
+
+    def cmd_dice(self, args: list[str]) -> Outcome:
+        from narrative_cli.play.dice_ledger import session_rolls
+
+        if args and args[0] != "reveal" or len(args) > 1:
+            raise BadInput("/dice takes no argument or 'reveal', e.g. /dice reveal")
+        self.screen.dice_ledger(session_rolls(self.play), reveal=bool(args))
         return Outcome()
 
     def cmd_regen(self, args: list[str]) -> Outcome:

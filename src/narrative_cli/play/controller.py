@@ -91,6 +91,7 @@ class PlaySession:
         self.previous: Snapshot | None = None  # the snapshot the last turn started from
         self.failure: Failure | None = None
         self.warnings: list[str] = list(story.problems)
+        self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -174,17 +175,39 @@ class PlaySession:
 
     # -- turns -------------------------------------------------------------------------------
 
-    def play(self, user_input: str, listener: Listener | None = None) -> TurnResult:
-        """Run one turn for ``user_input`` and commit it; the story moves on."""
-        return self._attempt("play", user_input, lambda lst: self._play(user_input, lst), listener)
+    def play(
+        self, user_input: str, listener: Listener | None = None, *, rng_stream: int | None = None
+    ) -> TurnResult:
+        """Run one turn for ``user_input`` and commit it; the story moves on.
+
+        The first try of a turn continues the snapshot's random numbers; a later try (after
+        Ctrl-C, a failure or an undo) draws fresh ones. Replay passes the recorded
+        ``rng_stream`` to roll exactly what was rolled."""
+        stream = self._next_stream(self.story.snapshot.turn + 1, rng_stream)
+        return self._attempt(
+            "play", user_input, lambda lst: self._play(user_input, lst, stream), listener
+        )
 
     def regenerate(self, listener: Listener | None = None) -> TurnResult:
-        """Redo the last turn from the snapshot before it; the old output stays as a swipe."""
+        """Redo the last turn from the snapshot before it; the old output stays as a swipe.
+
+        The new swipe rolls fresh dice: its own random stream, recorded with it."""
         number = self._last_number("regenerate")
         user_input = self._record(number).get("user_input") or ""
+        swipes = len(self.swipes())
+        stream = self._next_stream(number, None, at_least=swipes)
         return self._attempt(
-            "regenerate", user_input, lambda lst: self._redo(number, user_input, lst), listener
+            "regenerate",
+            user_input,
+            lambda lst: self._redo(number, user_input, lst, rng_stream=stream),
+            listener,
         )
+
+    def _next_stream(self, number: int, given: int | None, *, at_least: int = 0) -> int:
+        """The random stream of the next try of turn ``number`` (given: replay's choice)."""
+        stream = given if given is not None else max(self.tries.get(number, 0), at_least)
+        self.tries[number] = max(self.tries.get(number, 0), stream + 1)
+        return stream
 
     def continue_(self, listener: Listener | None = None) -> TurnResult:
         """Extend the last reply: the same turn rerun with its text as the start of the new one.
@@ -198,9 +221,11 @@ class PlaySession:
         record = self._record(number)
         user_input, so_far = str(record.get("user_input") or ""), str(record.get("narrative") or "")
 
+        stream = int(record.get("rng_stream") or 0)  # the same dice as the text it extends
+
         def action(lst: Listener | None) -> TurnResult:
             extended = ContinuedBackends(self.backends, so_far, self.story.lang)
-            return self._redo(number, user_input, lst, backends=extended)
+            return self._redo(number, user_input, lst, backends=extended, rng_stream=stream)
 
         return self._attempt("continue", user_input, action, listener)
 
@@ -233,10 +258,12 @@ class PlaySession:
         self.last = result
         return result
 
-    def _play(self, user_input: str, listener: Listener | None) -> TurnResult:
+    def _play(self, user_input: str, listener: Listener | None, stream: int) -> TurnResult:
         from narrative_cli.pipeline.orchestrator import run_turn
 
-        result = run_turn(self.story, user_input, self.backends, listener, self.trace)
+        result = run_turn(
+            self.story, user_input, self.backends, listener, self.trace, rng_stream=stream
+        )
         self.store.commit_turn(self.session_id, result.to_record(), result.snapshot.to_dict())
         self.story.advance(result)
         self.account.add_turn(result.usage)
@@ -249,11 +276,16 @@ class PlaySession:
         user_input: str,
         listener: Listener | None,
         backends: BackendSet | None = None,
+        *,
+        rng_stream: int = 0,
     ) -> TurnResult:
         from narrative_cli.pipeline.orchestrator import run_turn
 
         base = self._story_before(number)
-        result = run_turn(base, user_input, backends or self.backends, listener, self.trace)
+        result = run_turn(
+            base, user_input, backends or self.backends, listener, self.trace,
+            rng_stream=rng_stream,
+        )  # fmt: skip
         record, snapshot = result.to_record(), result.snapshot.to_dict()
         self.store.replace_turn(self.session_id, number, record, snapshot)
         self._reload()

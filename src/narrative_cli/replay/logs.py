@@ -49,6 +49,7 @@ class UserTurn:
 
     text: str
     sent: datetime | None = None
+    rng_stream: int | None = None  # our dump records which try's random stream the turn used
 
 
 @dataclass
@@ -189,7 +190,10 @@ def _from_dump(dump: Any, where: str, digest: str) -> ReplayLog:
             continue
         text = str(record.get("user_input") or "")
         if text.strip():
-            turns.append(UserTurn(text, parse_when(created)))
+            stream = record.get("rng_stream")
+            turns.append(
+                UserTurn(text, parse_when(created), stream if isinstance(stream, int) else None)
+            )
         else:
             warnings.append(f"turn {number} has no user input and was skipped")
     session = dump.get("session")

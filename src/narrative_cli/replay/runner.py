@@ -247,7 +247,8 @@ def _play_turn(
     play.story.clock = lambda: moment
     if recorded is not None:
         recorded.begin_turn(index + 1)
-    play.play(log.turns[index].text)
+    turn = log.turns[index]
+    play.play(turn.text, rng_stream=turn.rng_stream)
 
 
 def turn_clock(log: ReplayLog, index: int) -> datetime:

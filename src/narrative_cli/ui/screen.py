@@ -8,6 +8,7 @@ the terminal; records and prompts keep the raw text.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 from contextlib import contextmanager
 
 from rich.console import RenderableType
@@ -85,6 +86,7 @@ class RichScreen:
         self.print(render.footer(result.usage.total(), self.lang, view.elapsed))
 
     def _after(self, before: Snapshot | None, result: TurnResult, summary: bool) -> None:
+        self._revealed(result)
         outputs = {tool: self.shown(text) for tool, text in result.post_outputs.items()}
         panel = render.outputs_panel(outputs, self.lang)
         if panel is not None:
@@ -147,10 +149,24 @@ class RichScreen:
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
         self.print(render.rows_table(title, headers, rows))
 
+    def _revealed(self, result: TurnResult) -> None:
+        """Hidden rolls the card reveals after the story (roll_dice ``reveal_hidden``)."""
+        from narrative_cli.ui.dice_view import dice_panel
+
+        for item in result.tool_results:
+            data = item.get("data")
+            if item.get("kind") == "dice" and isinstance(data, dict) and data.get("reveal"):
+                self.print(dice_panel(data, self.lang))
+
     def roll(self, rolled: DiceRoll) -> None:
         from narrative_cli.ui.dice_view import dice_panel
 
         self.print(dice_panel(rolled, self.lang))
+
+    def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None:
+        from narrative_cli.ui.dice_view import ledger_table
+
+        self.print(ledger_table(rows, self.lang, reveal=reveal))
 
 
 def state_lines(before: Snapshot | None, after: Snapshot, lang: str) -> list[str]:
