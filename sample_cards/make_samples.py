@@ -9,6 +9,8 @@ bytes, and a test checks the committed files match it.
   tool, a post_pipeline llm tool with output_tag/tag_lookback, [initvar], [mvu_update], [UI],
   and a disabled entry).
 - fog-harbor-zh.json: a Chinese V3 JSON card (雾港) with its own book.
+- qingshi-trpg-zh.json: a Chinese TRPG card (青石巷怪谈, Call of Cthulhu style) whose book
+  states check rules and declares roll_dice, so its checks go through the dice engine.
 - sample-world.json: a SillyTavern world file, full 1.18 fields on some entries, legacy on others.
 - sample-chat.jsonl: a short SillyTavern 1.18 chat with lantern-keeper.
 """
@@ -30,6 +32,8 @@ from sample_texts import (  # noqa: E402
     SAMPLE_CHAT,
     SAMPLE_WORLD,
 )
+
+from trpg_texts import TRPG_CARD  # noqa: E402
 
 from narrative_cli.load import card_to_png, parse_card_object  # noqa: E402
 from narrative_cli.load.png import encode_rgba  # noqa: E402
@@ -89,9 +93,12 @@ def outputs() -> dict[str, bytes]:
     lantern = parse_card_object(LANTERN_KEEPER, "lantern-keeper.png")
     fog = parse_card_object(FOG_HARBOR, "fog-harbor-zh.json")  # validates the card
     assert fog.spec == "chara_card_v3"
+    trpg = parse_card_object(TRPG_CARD, "qingshi-trpg-zh.json")
+    assert trpg.spec == "chara_card_v3"
     return {
         "lantern-keeper.png": card_to_png(lantern, lantern_image(), ccv3=False),
         "fog-harbor-zh.json": _json_text(FOG_HARBOR).encode("utf-8"),
+        "qingshi-trpg-zh.json": _json_text(TRPG_CARD).encode("utf-8"),
         "sample-world.json": _json_text(SAMPLE_WORLD).encode("utf-8"),
         "sample-chat.jsonl": _chat_text(SAMPLE_CHAT).encode("utf-8"),
     }

@@ -28,7 +28,7 @@ _WORDS = re.compile(
 _CLAIMS = (
     re.compile(r"\d{0,3}[dD](?:\d{1,4}|%)\s*(?:[+-]\s*\d+\s*)?[=＝:：]\s*(\d{1,4})"),
     re.compile(r"(?:掷出|骰出|投出|掷得|骰得|掷骰结果)(?:了|为|是)?\s*[:：]?\s*(\d{1,4})"),
-    re.compile(r"\brolls?(?:ed)?\s+(?:a|an)?\s*(?:natural\s+)?(\d{1,4})\b", re.IGNORECASE),
+    re.compile(r"\brolls?(?:ed)?\s+(?:a|an)\s+(?:natural\s+)?(\d{1,4})\b", re.IGNORECASE),
     re.compile(r"(?:检定|判定|check)\s*[:：]?\s*(\d{1,3})\s*/\s*\d{1,3}", re.IGNORECASE),
 )
 _TEXT = {
