@@ -185,7 +185,9 @@ def roll_node(dice: Dice, rng: random.Random) -> DiceResult:
     """Roll one dice node: base dice, rerolls, explosions, keep/drop, then the pool target."""
     base = [_one(dice.sides, rng) for _ in range(dice.count)]
     faces: list[Face] = []
-    for value in base:
+    if not dice.modifiers:
+        faces = [Face(value) for value in base]
+    for value in base if dice.modifiers else ():
         faces.extend(_settle(value, dice, rng))
     faces = _keep_and_drop(faces, dice.modifiers)
     if dice.target is not None:
@@ -198,7 +200,7 @@ def roll_node(dice: Dice, rng: random.Random) -> DiceResult:
 
 
 def _one(sides: int, rng: random.Random) -> int:
-    return rng.randint(-1, 1) if sides == FUDGE else rng.randint(1, sides)
+    return rng.randint(-1, 1) if sides == FUDGE else rng.randint(1, sides)  # one draw, fixed
 
 
 def _settle(value: int, dice: Dice, rng: random.Random) -> list[Face]:
@@ -245,7 +247,8 @@ def _keep_and_drop(faces: list[Face], modifiers: tuple[Modifier, ...]) -> list[F
         else:
             drop = ordered[:n]
         for index in drop:
-            faces[index] = replace(faces[index], dropped=True)
+            face = faces[index]
+            faces[index] = Face(face.value, True, face.rerolled, face.exploded, face.hit)
     return faces
 
 

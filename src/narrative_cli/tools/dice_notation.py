@@ -21,6 +21,7 @@ parsing, before any die is rolled, so a hostile expression costs nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from narrative_cli.errors import ToolError
 
@@ -200,8 +201,15 @@ def normalize_text(expr: object) -> str:
 
 
 def parse(expr: object) -> Node:
-    """The syntax tree of ``expr``; DiceError names what is wrong and where."""
-    text = normalize_text(expr)
+    """The syntax tree of ``expr``; DiceError names what is wrong and where.
+
+    Trees are immutable, so the last few hundred parsed expressions are kept: a session
+    rolls the same handful of checks again and again."""
+    return _parse_text(normalize_text(expr))
+
+
+@lru_cache(maxsize=512)
+def _parse_text(text: str) -> Node:
     if not text:
         raise DiceError("empty")
     if len(text) > MAX_EXPR_CHARS:
