@@ -32,7 +32,6 @@ from sample_texts import (  # noqa: E402
     SAMPLE_CHAT,
     SAMPLE_WORLD,
 )
-
 from trpg_texts import TRPG_CARD  # noqa: E402
 
 from narrative_cli.load import card_to_png, parse_card_object  # noqa: E402

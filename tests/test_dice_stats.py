@@ -56,7 +56,9 @@ def assert_matches(sample: Callable[[], int], exact: dict[int, Fraction]) -> Non
     assert statistic < critical_value(df), (statistic, df, observed.most_common(5))
 
 
-def enumerate_dist(faces: list[range], value: Callable[[tuple[int, ...]], int]) -> dict[int, Fraction]:
+def enumerate_dist(
+    faces: list[range], value: Callable[[tuple[int, ...]], int]
+) -> dict[int, Fraction]:
     outcomes = list(itertools.product(*faces))
     counts = Counter(value(o) for o in outcomes)
     return {k: Fraction(v, len(outcomes)) for k, v in counts.items()}
@@ -103,8 +105,9 @@ def test_call_of_cthulhu_bonus_and_penalty_dice(net: int, seed: int) -> None:
 
 def test_call_of_cthulhu_check_uses_the_bonus_dice() -> None:
     rng = new_rng(408)
-    exact = enumerate_dist([range(10)] * 3, lambda o: min(o[1] * 10 + o[0] or 100,
-                                                          o[2] * 10 + o[0] or 100))
+    exact = enumerate_dist(
+        [range(10)] * 3, lambda o: min(o[1] * 10 + o[0] or 100, o[2] * 10 + o[0] or 100)
+    )
     assert_matches(lambda: check({"system": "coc7", "skill": 50, "bonus": 1}, rng).total, exact)
 
 

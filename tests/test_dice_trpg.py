@@ -93,7 +93,7 @@ def test_the_trpg_card_rolls_every_check_through_the_engine(tmp_path: Path) -> N
         assert "本局掷骰记录" in masked and "（暗骰）" in masked and "心理学" in masked
         assert OUTCOME_ZH[hidden["outcome"]] not in masked.split("心理学", 1)[1]
         dispatcher.handle("/dice reveal")
-        revealed = captured(consoles.out)[len(masked):]
+        revealed = captured(consoles.out)[len(masked) :]
         assert OUTCOME_ZH[hidden["outcome"]] in revealed.split("心理学", 1)[1]
 
         export_json(store, play.session_id, tmp_path / "dump.json")

@@ -30,7 +30,8 @@ def roll_command(
         str, typer.Option("--mode", "-m", help="normal, advantage, disadvantage or exploding.")
     ] = "normal",
     dc: Annotated[
-        int | None, typer.Option("--dc", help="Difficulty (AC for a dnd5e attack): success when total ≥ DC.")
+        int | None,
+        typer.Option("--dc", help="Difficulty (AC for a dnd5e attack): success when total ≥ DC."),
     ] = None,
     system: Annotated[
         str, typer.Option("--system", "-s", help="none, dnd5e, coc7 or pool.")
@@ -41,7 +42,9 @@ def roll_command(
     modifier: Annotated[
         int | None, typer.Option("--modifier", help="dnd5e: added to the d20.")
     ] = None,
-    crit: Annotated[bool, typer.Option("--crit", help="dnd5e damage: a critical hit, dice doubled.")] = False,
+    crit: Annotated[
+        bool, typer.Option("--crit", help="dnd5e damage: a critical hit, dice doubled.")
+    ] = False,
     skill: Annotated[int | None, typer.Option("--skill", help="coc7: the skill value.")] = None,
     difficulty: Annotated[
         str | None, typer.Option("--difficulty", help="coc7: regular, hard or extreme.")

@@ -203,7 +203,8 @@ def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) ->
 
     state.active_tools = [t for t in state.story.tools.tools if t.constant or matches(t.keys)]
     state.dice_rules = card_describes_checks(state.story)
-    if state.dice_rules and not any(t.is_dice and t.trigger == "planning" for t in state.active_tools):
+    has_dice = any(t.is_dice and t.trigger == "planning" for t in state.active_tools)
+    if state.dice_rules and not has_dice:
         state.active_tools.append(builtin_dice_tool())
     state.mvu_rules = [
         e.content

@@ -65,7 +65,10 @@ register_errors(
             "unknown check system '{value}' (use none, dnd5e, coc7 or pool)",
             "未知的检定规则「{value}」（可用：none、dnd5e、coc7、pool）",
         ),
-        "choice": ("{name} must be one of {choices}, got '{value}'", "{name} 应为 {choices} 之一，收到「{value}」"),
+        "choice": (
+            "{name} must be one of {choices}, got '{value}'",
+            "{name} 应为 {choices} 之一，收到「{value}」",
+        ),
         "whole": (
             "{name} must be a whole number from {low} to {high}, got '{value}'",
             "{name} 必须是 {low} 到 {high} 之间的整数，收到「{value}」",
@@ -113,11 +116,11 @@ def dnd5e(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
     mode = normalize_mode(params.get("mode"))
     if kind == "damage":
         tree = parse(params.get("expr"))
-        critical = _flag(params.get("critical"))
-        if critical:
+        doubled = _flag(params.get("critical"))
+        if doubled:
             tree = doubled_dice(tree)
         rolled = roll_tree(tree, mode, None, rng, criticals=False)
-        return replace(rolled, system="dnd5e", kind="damage", info={"critical": critical})
+        return replace(rolled, system="dnd5e", kind="damage", info={"critical": doubled})
     tree = parse(params.get("expr") or "1d20")
     modifier = _whole(params.get("modifier"), "modifier", -100, 100, default=0)
     if modifier:
@@ -178,7 +181,9 @@ def coc7(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
         chosen=0,
         total=value,
         success=success,
-        critical="success" if level == "critical_success" else ("failure" if level == "fumble" else None),
+        critical="success"
+        if level == "critical_success"
+        else ("failure" if level == "fumble" else None),
         outcome=outcome,
         system="coc7",
         target_name="skill",

@@ -27,7 +27,8 @@ MAX_EXPLOSIONS = 10  # extra dice per die
 MAX_REROLLS = 10  # rerolls per die for "r"
 
 _WORDS = {
-    "zh": {"exploded": "，爆炸: ", "dropped": "，舍弃: ", "rerolled": "，重掷掉: ", "hits": "成功数"},
+    "zh": {"exploded": "，爆炸: ", "dropped": "，舍弃: ", "rerolled": "，重掷掉: ",
+           "hits": "成功数"},
     "en": {"exploded": ", exploded: ", "dropped": ", dropped: ", "rerolled": ", rerolled: ",
            "hits": "successes"},
 }  # fmt: skip
@@ -135,7 +136,9 @@ def with_modifier(tree: Node, modifier: Modifier) -> Node:
     if isinstance(tree, Neg):
         return Neg(with_modifier(tree.operand, modifier))
     if isinstance(tree, BinOp):
-        return BinOp(tree.op, with_modifier(tree.left, modifier), with_modifier(tree.right, modifier))
+        return BinOp(
+            tree.op, with_modifier(tree.left, modifier), with_modifier(tree.right, modifier)
+        )
     return tree
 
 

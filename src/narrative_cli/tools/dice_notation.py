@@ -54,12 +54,18 @@ _ERRORS = {
         "dice expression '{expr}' has {n} terms, at most {limit}",
         "骰子表达式「{expr}」有 {n} 项，最多 {limit} 项",
     ),
-    "zero_count": ("'{term}' rolls no dice; roll at least one", "「{term}」没有掷任何骰子，至少掷 1 个"),
+    "zero_count": (
+        "'{term}' rolls no dice; roll at least one",
+        "「{term}」没有掷任何骰子，至少掷 1 个",
+    ),
     "too_many_dice": (
         "'{expr}' rolls {n} dice, at most {limit} per roll",
         "「{expr}」要掷 {n} 个骰子，每次最多 {limit} 个",
     ),
-    "sides": ("'{term}': a die has 1 to {limit} sides", "「{term}」：骰子面数应在 1 到 {limit} 之间"),
+    "sides": (
+        "'{term}': a die has 1 to {limit} sides",
+        "「{term}」：骰子面数应在 1 到 {limit} 之间",
+    ),
     "constant": (
         "'{term}': numbers in a dice expression are at most {limit}",
         "「{term}」：骰子表达式中的数字最大为 {limit}",

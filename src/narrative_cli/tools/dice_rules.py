@@ -33,7 +33,8 @@ _CLAIMS = (
 )
 _TEXT = {
     "zh": "写作：正文里出现了引擎没有掷过的骰点「{claim}」（本轮的掷骰见 /dice）",
-    "en": "writing: the story shows a roll the engine did not make: \"{claim}\" (this turn's rolls: /dice)",
+    "en": 'writing: the story shows a roll the engine did not make: "{claim}" '
+    "(this turn's rolls: /dice)",
 }
 
 
@@ -58,7 +59,9 @@ def invented_rolls(narrative: str, rolls: Iterable[Mapping[str, Any]]) -> list[s
     return found
 
 
-def invented_roll_warnings(narrative: str, rolls: Iterable[Mapping[str, Any]], lang: str) -> list[str]:
+def invented_roll_warnings(
+    narrative: str, rolls: Iterable[Mapping[str, Any]], lang: str
+) -> list[str]:
     """One visible warning per invented roll claim, in the turn's language."""
     text = _TEXT["zh" if lang == "zh" else "en"]
     return [text.format(claim=claim) for claim in invented_rolls(narrative, rolls)]

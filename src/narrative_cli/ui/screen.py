@@ -8,8 +8,8 @@ the terminal; records and prompts keep the raw text.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
