@@ -25,7 +25,15 @@ from narrative_cli.tools.dice_checks import coc_level
 from narrative_cli.ui.console import captured, recording_consoles
 from narrative_cli.ui.screen import RichScreen
 from tests.conftest import SAMPLES
-from tests.pipeline_support import Script, block, collect, message, requests_of
+from tests.pipeline_support import (
+    Script,
+    block,
+    collect,
+    message,
+    requests_of,
+    tool_entry,
+    write_card,
+)
 from tests.servers import ScriptedServer
 
 TRPG = SAMPLES / "qingshi-trpg-zh.json"
@@ -104,6 +112,8 @@ def test_the_trpg_card_rolls_every_check_through_the_engine(tmp_path: Path) -> N
     assert dice_results(exported) == [seen, hidden]
     calls = (trace / "calls.jsonl").read_text("utf-8")
     assert "暗骰结果（玩家看不到）：心理学" in calls  # the trace holds the writer's view
+    turn_notes = next(trace.glob("**/turn-0001.md")).read_text("utf-8")
+    assert seen["lines"]["zh"] in turn_notes and hidden["lines"]["zh"] in turn_notes
 
     run = replay_logs(read_logs([tmp_path / "dump.json"]),
                       ReplayOptions(PlayOptions(card=str(TRPG)), responses=str(trace),
@@ -173,3 +183,22 @@ def test_invented_rolls_are_found_and_engine_rolls_are_not() -> None:
     assert not invented_rolls("雾很浓。The boulder rolls 3 metres.", made)
     assert describes_checks(["侦查检定成功才能发现暗门"]) and describes_checks(["roll 2d6"])
     assert not describes_checks(["雾港是一座小城。", "A quiet harbour."])
+
+
+def test_a_card_that_reveals_hidden_rolls_shows_them_after_the_story(tmp_path: Path) -> None:
+    dice = {"type": "code", "function": {"name": "roll_dice"}, "reveal_hidden": True}
+    card = write_card(tmp_path, [tool_entry(1, dice)], name="Keeper")
+    hidden = {"tool": "roll_dice", "params": {"expr": "1d20+1", "dc": 12, "hidden": True,
+                                              "label": "Spot"}}  # fmt: skip
+    with ScriptedServer() as server, SessionStore(tmp_path / "s.db") as store:
+        Script(answers={"planning": {**PLAN, "tool_calls": [hidden]},
+                        "writing": "A shadow moves."}).install(server)  # fmt: skip
+        play = PlaySession.open(store, options(server, card, seed=3))
+        consoles = recording_consoles(width=120)
+        Dispatcher(play, RichScreen.for_play(play, consoles)).handle("I look around.")
+        out = captured(consoles.out)
+        line = dice_results(store.record(play.session_id, 1))[0]["lines"]["en"]
+        assert "A hidden check was made" in out
+        assert out.index("A hidden check was made") < out.index("A shadow moves.")
+        assert line.split(" = ", 1)[1] in out.split("A shadow moves.", 1)[1]
+        play.close()
