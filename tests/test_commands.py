@@ -129,6 +129,18 @@ def test_roll_shows_a_dice_panel_without_touching_the_story(game: Game) -> None:
     assert game.run("/roll")[0].usage_error
 
 
+def test_roll_takes_the_new_notation_and_coc_checks(game: Game) -> None:
+    outcome, out, _ = game.run("/roll 4d6kh3")
+    assert outcome == Outcome() and "Dice 4d6kh3" in out and "dropped" in out
+    outcome, out, _ = game.run("/roll coc 60 hard bonus")
+    assert outcome == Outcome() and "CoC 7e" in out and "(skill 60, hard)" in out
+    assert "tens" in out and "units" in out
+    outcome, _, err = game.run("/roll coc 60 sideways")
+    assert outcome.usage_error and "unknown word 'sideways'" in err
+    outcome, out, _ = game.run("/dice")
+    assert outcome == Outcome() and "No rolls yet this session." in out
+
+
 def test_regen_keeps_the_old_reply_as_a_swipe_and_swipe_moves_the_state(game: Game) -> None:
     game.run("I climb the stairs.")
     game.script.location = "Gallery"

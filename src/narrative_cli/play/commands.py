@@ -81,7 +81,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("summary", "[on|off]", "the summary; on/off: each turn's new entry", ("on", "off")),
     Command("lore", "", "the lore entries that activated this turn, and why"),
     Command("tools", "", "the card's tools"),
-    Command("roll", "EXPR [adv|dis|explode] [dc N]", "roll dice (does not change the story)"),
+    Command("roll", "EXPR [adv|dis] [dc N] | coc SKILL", "roll dice or a CoC check (story unchanged)"),
     Command("dice", "[reveal]", "every roll of the story; reveal: show the hidden ones",
             ("reveal",)),
     Command("regen", "", "redo the last turn; the old reply stays as a swipe"),
@@ -204,13 +204,17 @@ class Dispatcher:
 
     def cmd_roll(self, args: list[str]) -> Outcome:
         from narrative_cli.rng import new_rng
-        from narrative_cli.tools.dice import DiceError, roll
+        from narrative_cli.tools.dice import DiceError
+        from narrative_cli.tools.dice_checks import check
 
-        expr, mode, dc = parse_roll(args)
+        params = parse_coc(args)
+        if params is None:
+            expr, mode, dc = parse_roll(args)
+            params = {"expr": expr, "mode": mode, "dc": dc}
         self.rolls += 1
         rng = new_rng(self.play.story.seed * 1_000_003 + self.rolls)
         try:
-            rolled = roll(expr, mode, dc, rng)
+            rolled = check(params, rng)
         except DiceError as error:
             self.screen.error(error.localized(self.play.story.lang))
             return Outcome(failed=True, usage_error=True)
@@ -332,6 +336,31 @@ def parse_roll(args: list[str]) -> tuple[str, str, str | None]:
     if not expr:
         raise BadInput("/roll needs a dice expression, e.g. /roll 1d20+5 dc 15")
     return " ".join(expr), mode, dc
+
+
+def parse_coc(args: list[str]) -> dict[str, Any] | None:
+    """``/roll coc 60 hard bonus`` → coc7 check parameters; None when not a CoC roll.
+
+    ``bonus`` / ``penalty`` (or 奖励 / 惩罚) each add one die; ``hard`` / ``extreme`` (or 困难 /
+    极难) set the difficulty."""
+    if not args or args[0].lower() not in ("coc", "coc7", "克苏鲁"):
+        return None
+    if len(args) < 2:
+        raise BadInput("/roll coc needs a skill value, e.g. /roll coc 60 hard")
+    params: dict[str, Any] = {"system": "coc7", "skill": args[1], "bonus": 0, "penalty": 0}
+    for word in args[2:]:
+        low = word.lower()
+        if low in ("bonus", "奖励"):
+            params["bonus"] += 1
+        elif low in ("penalty", "惩罚"):
+            params["penalty"] += 1
+        elif low in ("hard", "extreme", "困难", "极难"):
+            params["difficulty"] = low
+        elif low in ("pushed", "push", "孤注一掷"):
+            params["pushed"] = True
+        else:
+            raise BadInput(f"/roll coc: unknown word {word!r} (hard, extreme, bonus, penalty)")
+    return params
 
 
 def completions(text: str) -> Iterator[str]:
