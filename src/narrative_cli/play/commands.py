@@ -81,7 +81,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("summary", "[on|off]", "the summary; on/off: each turn's new entry", ("on", "off")),
     Command("lore", "", "the lore entries that activated this turn, and why"),
     Command("tools", "", "the card's tools"),
-    Command("roll", "EXPR [adv|dis] [dc N] | coc SKILL", "roll dice or a CoC check, story unchanged"),
+    Command("roll", "EXPR [adv|dis] [dc N] | coc SKILL", "roll dice or a CoC check (no story)"),
     Command("dice", "[reveal]", "every roll of the story; reveal: show the hidden ones",
             ("reveal",)),
     Command("regen", "", "redo the last turn; the old reply stays as a swipe"),
