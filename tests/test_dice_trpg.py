@@ -20,7 +20,7 @@ from narrative_cli.play.dice_ledger import session_rolls
 from narrative_cli.replay.logs import read_logs
 from narrative_cli.replay.runner import ReplayOptions, replay_logs
 from narrative_cli.store import SessionStore
-from narrative_cli.store.export import export_json
+from narrative_cli.store.export import export_json, export_jsonl
 from narrative_cli.tools.dice_checks import coc_level
 from narrative_cli.ui.console import captured, recording_consoles
 from narrative_cli.ui.screen import RichScreen
@@ -202,3 +202,23 @@ def test_a_card_that_reveals_hidden_rolls_shows_them_after_the_story(tmp_path: P
         assert out.index("A hidden check was made") < out.index("A shadow moves.")
         assert line.split(" = ", 1)[1] in out.split("A shadow moves.", 1)[1]
         play.close()
+
+
+def test_a_regenerated_swipe_replays_with_its_own_dice(lantern: Any, tmp_path: Path) -> None:
+    server, store, opts = lantern
+    play = PlaySession.open(store, opts)
+    play.play("I climb the stairs.")
+    chosen = play.regenerate()
+    assert chosen.rng_stream == 1
+    export_json(store, play.session_id, tmp_path / "dump.json")
+    export_jsonl(store, play.session_id, tmp_path / "chat.jsonl")
+    play.close()
+    logs = read_logs([tmp_path / "dump.json", tmp_path / "chat.jsonl"])
+    assert [log.turns[0].rng_stream for log in logs] == [1, 1]
+    run = replay_logs(logs[:1], ReplayOptions(PlayOptions(card=str(SAMPLES / "lantern-keeper.png")),
+                                              responses=opts.trace,
+                                              store_path=tmp_path / "replay.db"))  # fmt: skip
+    replayed = run.outcomes[0]
+    assert replayed.status == "done", replayed
+    assert replayed.records[0]["rng_stream"] == 1
+    assert dice_results(replayed.records[0]) == dice_results(chosen.to_record())

@@ -25,7 +25,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,8 @@ def _from_chat(chat: Chat, where: str, digest: str) -> ReplayLog:
         elif not message.is_user:
             if greeting is None and not turns:
                 greeting = message.mes
+            elif turns and kind == EXPORT_JSONL:
+                turns[-1] = _with_stream(turns[-1], message.extra)
         elif not message.mes.strip():
             warnings.append(f"message {number} is an empty user message and was skipped")
         else:
@@ -154,6 +156,14 @@ def _from_chat(chat: Chat, where: str, digest: str) -> ReplayLog:
         started=parse_when(chat.create_date) or (turns[0].sent if turns else None),
         warnings=warnings,
     )
+
+
+def _with_stream(turn: UserTurn, extra: object) -> UserTurn:
+    """The user turn with the random stream our export recorded with the chosen reply."""
+    ours = extra.get(NAMESPACE) if isinstance(extra, dict) else None
+    record = ours.get("record") if isinstance(ours, dict) else None
+    stream = record.get("rng_stream") if isinstance(record, dict) else None
+    return replace(turn, rng_stream=stream) if isinstance(stream, int) else turn
 
 
 # -- our JSON dump --------------------------------------------------------------------------
