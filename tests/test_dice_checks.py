@@ -166,3 +166,23 @@ def test_the_ledger_masks_hidden_rolls_until_revealed() -> None:
     assert "(hidden)" in masked and secret.verdict("en") not in masked.split("聆听", 1)[1]
     assert secret.verdict("en") in shown and "(hidden)" not in shown
     assert "No rolls yet" in render_text(ledger_table([], "en", reveal=False))
+
+
+def test_parameters_the_system_does_not_use_are_reported() -> None:
+    tools = load_tools(
+        [entry(1, "[TOOL:roll_dice]", {"type": "code", "function": {"name": "roll_dice"}})]
+    )
+    call = {
+        "tool": "roll_dice",
+        "params": {
+            "system": "coc7",
+            "skill": 50,
+            "mode": "advantage",
+            "dc": 40,
+            "reason": "a card's own key",
+        },
+    }
+    warning, rolled = run_planning_calls([call], tools, {}, new_rng(1), lambda *_: "", "en")
+    assert warning.kind == "warning"
+    assert warning.text == "Tool warning: roll_dice system coc7 does not use mode, dc; ignored"
+    assert rolled.ok and rolled.data["system"] == "coc7"

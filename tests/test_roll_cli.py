@@ -111,3 +111,10 @@ def test_bad_check_parameters_exit_2():
     assert result.exit_code == 2 and "unknown check system 'gurps'" in result.output
     result = runner.invoke(app, ["roll", "--system", "coc7", "--skill", "50", "--bonus", "3"])
     assert result.exit_code == 2 and "bonus must be a whole number from 0 to 2" in result.output
+
+
+def test_options_the_system_does_not_use_are_refused() -> None:
+    result = runner.invoke(app, ["roll", "1d20", "--skill", "40"])
+    assert result.exit_code == 2 and "--system none does not use --skill" in result.output
+    result = runner.invoke(app, ["roll", "--system", "coc7", "--skill", "40", "-m", "advantage"])
+    assert result.exit_code == 2 and "--system coc7 does not use --mode" in result.output

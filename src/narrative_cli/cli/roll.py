@@ -11,7 +11,7 @@ import typer
 
 from narrative_cli.errors import EXIT_USAGE
 from narrative_cli.rng import new_rng
-from narrative_cli.tools.dice_checks import check
+from narrative_cli.tools.dice_checks import check, ignored_params
 from narrative_cli.tools.dice_notation import DiceError
 
 _EXPR_HELP = (
@@ -75,6 +75,11 @@ def roll_command(
         "pushed": pushed,
         "need": need,
     }
+    ignored = ignored_params({**params, "system": system or "none"})
+    if ignored:
+        names = ", ".join("--" + ("crit" if n == "critical" else n) for n in ignored)
+        typer.echo(f"error: --system {system} does not use {names}", err=True)
+        raise SystemExit(EXIT_USAGE)
     try:
         rolled = check(params, rng)
     except DiceError as error:

@@ -56,6 +56,14 @@ _DIFFICULTY_ALIASES = {"": "regular", "常规": "regular", "普通": "regular", 
                        "极难": "extreme", "normal": "regular"}  # fmt: skip
 _KIND_ALIASES = {"": "check", "检定": "check", "豁免": "save", "攻击": "attack", "伤害": "damage",
                  "saving_throw": "save", "ability": "check"}  # fmt: skip
+# The parameters each system reads; a known parameter given to a system that does not read it
+# is reported (``ignored_params``), never dropped silently.
+SYSTEM_PARAMS = {
+    "none": {"expr", "mode", "dc"},
+    "dnd5e": {"expr", "mode", "dc", "ac", "modifier", "kind", "critical"},
+    "coc7": {"expr", "skill", "difficulty", "bonus", "penalty", "pushed"},
+    "pool": {"expr", "target", "need"},
+}
 _RANK = {"failure": 0, "regular_success": 1, "hard_success": 2, "extreme_success": 3,
          "critical_success": 4, "fumble": -1}  # fmt: skip
 
@@ -109,6 +117,18 @@ def check(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
         mode, dc = normalize_mode(params.get("mode")), parse_dc(params.get("dc"))
         rolled = roll_tree(tree, mode, dc, rng)
     return replace(rolled, label=label, hidden=hidden)
+
+
+def ignored_params(params: Mapping[str, Any]) -> list[str]:
+    """Check parameters given a value that the named system does not read (e.g. ``skill``
+    for dnd5e, or ``mode`` for coc7). Unknown system names are left to ``check``."""
+    system = str(params.get("system") or "").strip().lower()
+    system = _SYSTEM_ALIASES.get(system, system)
+    if system not in SYSTEM_PARAMS:
+        return []
+    known = set().union(*SYSTEM_PARAMS.values())
+    given = [k for k in params if k in known and params[k] not in (None, "", False, 0, "normal")]
+    return [k for k in given if k not in SYSTEM_PARAMS[system]]
 
 
 def dnd5e(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:

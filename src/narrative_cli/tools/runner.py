@@ -17,7 +17,7 @@ from typing import Any
 from narrative_cli.domain import Message
 from narrative_cli.errors import NarrativeError
 from narrative_cli.tools.definitions import ToolDef, ToolSet
-from narrative_cli.tools.dice_checks import check
+from narrative_cli.tools.dice_checks import check, ignored_params
 from narrative_cli.tools.dice_notation import DiceError
 from narrative_cli.tools.llm_tools import ANALYSIS_DEPENDENT_KEYS, tool_history, tool_messages
 from narrative_cli.tools.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_LIMIT, run_code
@@ -40,6 +40,7 @@ _TEXT = {
         "rule": "- 工具执行结果已由系统确定，必须严格按照结果中的走向来写作，"
         "不得自行改变工具执行结果",
         "hidden": "进行了一次暗骰检定",
+        "ignored": "工具警告：roll_dice 的检定规则 {system} 不使用参数 {names}，已忽略",
     },
     "en": {
         "error": "Tool error: {tool}: {message}",
@@ -55,6 +56,7 @@ _TEXT = {
         "rule": "- Tool results were decided by the system: write exactly the outcome they give, "
         "never change them",
         "hidden": "A hidden check was made",
+        "ignored": "Tool warning: roll_dice system {system} does not use {names}; ignored",
     },
 }
 
@@ -142,6 +144,10 @@ def run_planning_calls(
         if tool is None or tool.trigger != "planning":
             results.append(_warning(name, index, tool, toolset, words))
             continue
+        if tool.is_dice and isinstance(params, Mapping) and ignored_params(params):
+            system = str(params.get("system") or "none")
+            text = words["ignored"].format(system=system, names=", ".join(ignored_params(params)))
+            results.append(ToolResult(name, "warning", False, text))
         tool_context = dict(context or {})
         if not tool_context.get("dice_results", "").strip():
             tool_context["dice_results"] = dice_results_text(results, lang)
