@@ -186,3 +186,13 @@ def test_parameters_the_system_does_not_use_are_reported() -> None:
     assert warning.kind == "warning"
     assert warning.text == "Tool warning: roll_dice system coc7 does not use mode, dc; ignored"
     assert rolled.ok and rolled.data["system"] == "coc7"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dnd5e_advantage_rolls_only_the_d20_twice(seed: int) -> None:
+    blessed = check({"system": "dnd5e", "expr": "1d20+1d4", "modifier": 2, "dc": 10,
+                     "mode": "advantage"}, new_rng(seed))  # fmt: skip
+    d20, d4 = blessed.dice
+    assert len(d20.faces) == 2 and len(d4.faces) == 1 and blessed.mode == "advantage"
+    assert blessed.total == max(f.value for f in d20.faces) + d4.faces[0].value + 2
+    assert blessed.info["natural"] == max(f.value for f in d20.faces)

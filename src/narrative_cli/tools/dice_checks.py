@@ -36,6 +36,9 @@ from narrative_cli.tools.dice_notation import (
     Compare,
     Dice,
     DiceError,
+    Group,
+    Modifier,
+    Node,
     Num,
     dice_nodes,
     parse,
@@ -149,7 +152,10 @@ def dnd5e(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
         raise DiceError("no_d20", kind=kind, expr=params.get("expr") or "1d20")
     target = params.get("ac") if kind == "attack" and params.get("ac") is not None else None
     dc = parse_dc(target if target is not None else params.get("dc"))
-    rolled = roll_tree(tree, mode, dc, rng, criticals=False)
+    if mode in ("advantage", "disadvantage"):  # only the d20 is rolled twice (a bless d4 is not)
+        tree = _twice(tree, "kh" if mode == "advantage" else "kl")
+    rolled = roll_tree(tree, "exploding" if mode == "exploding" else "normal", dc, rng,
+                       criticals=False)  # fmt: skip
     natural = natural_d20(rolled.sets[rolled.chosen])
     outcome = rolled.outcome
     if kind == "attack" and natural in (1, 20):
@@ -158,6 +164,7 @@ def dnd5e(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
     critical = outcome[len("critical_") :] if outcome.startswith("critical_") else None
     return replace(
         rolled,
+        mode=mode,
         system="dnd5e",
         kind=kind,
         outcome=outcome,
@@ -166,6 +173,22 @@ def dnd5e(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
         target_name="AC" if kind == "attack" else "DC",
         info={"natural": natural, "modifier": modifier},
     )
+
+
+def _twice(tree: Node, keep: str) -> Node:
+    """The tree with its first plain 1d20 rolled as 2d20kh1 (advantage) or 2d20kl1."""
+    if isinstance(tree, Dice):
+        if tree.sides == 20 and tree.count == 1 and not tree.modifiers and tree.target is None:
+            return replace(tree, count=2, modifiers=(Modifier(keep, n=1),))
+        return tree
+    if isinstance(tree, BinOp):
+        left = _twice(tree.left, keep)
+        if left != tree.left:
+            return BinOp(tree.op, left, tree.right)
+        return BinOp(tree.op, tree.left, _twice(tree.right, keep))
+    if isinstance(tree, Group):
+        return Group(_twice(tree.inner, keep))
+    return tree
 
 
 def coc7(params: Mapping[str, Any], rng: random.Random) -> DiceRoll:
