@@ -465,6 +465,7 @@ def test_templates_exist_in_both_languages_with_the_same_placeholders() -> None:
 SAMPLE_CASES = {
     "lantern-keeper": ("lantern-keeper.png", "Tom", "I ask Edda why the bell tolls in the fog."),
     "fog-harbor-zh": ("fog-harbor-zh.json", "林舟", "我问阿澜，渡船明天还开吗？"),
+    "qingshi-trpg-zh": ("qingshi-trpg-zh.json", "周明", "我仔细搜查沈宅的前厅。"),
 }
 
 
@@ -474,6 +475,7 @@ def sample_inputs(case: str) -> PromptInputs:
     from narrative_cli.load.language import card_language
     from narrative_cli.lore.routing import classify
     from narrative_cli.state.engine import GameState, state_summary
+    from narrative_cli.tools.dice_rules import describes_checks
 
     file, user_name, user_input = SAMPLE_CASES[case]
     path = Path(__file__).resolve().parents[1] / "sample_cards" / file
@@ -494,6 +496,7 @@ def sample_inputs(case: str) -> PromptInputs:
     ]
     persona = Persona(user_name)
     greeting = expand(card.first_mes, env_for(card, persona, lang=lang))
+    rules = [card.description, card.scenario, *(e.content for n, e in routed if n != "tool")]
     return PromptInputs(
         card=card,
         persona=persona,
@@ -506,6 +509,7 @@ def sample_inputs(case: str) -> PromptInputs:
         worldinfo2=texts("worldinfo2"),
         worldinfo3=texts("worldinfo3") + keyword,
         mvu_rules=texts("mvu_update"),
+        dice_rules=describes_checks(rules),
         clock=CLOCK,
         rng=random.Random(1),
     )
