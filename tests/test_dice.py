@@ -85,8 +85,8 @@ def test_same_seed_same_roll_and_rng_state_round_trip():
 def test_normal_total_is_sum_of_faces_plus_modifier(seed: int):
     rolled = roll("3d8+1d4-2", "normal", None, new_rng(seed))
     assert rolled.total == sum(rolled.rolls) - 2
-    assert [t.sides for t in rolled.terms] == [8, 4]
-    assert all(1 <= f <= 8 for f in rolled.terms[0].rolls) and len(rolled.rolls) == 4
+    assert [t.sides for t in rolled.dice] == [8, 4]
+    assert all(1 <= f <= 8 for f in rolled.dice[0].rolls) and len(rolled.rolls) == 4
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -115,7 +115,7 @@ def test_exploding_is_capped_per_die():
 @pytest.mark.parametrize("seed", range(60))
 def test_exploding_rerolls_only_maximum_faces(seed: int):
     rolled = roll("4d4", "exploding", None, new_rng(seed))
-    for face, term in ((f, t) for t in rolled.terms for f in t.rolls):
+    for face, term in ((f, t) for t in rolled.dice for f in t.rolls):
         assert 1 <= face <= term.sides
     chain_starts = sum(1 for f in rolled.rolls if f == 4)
     assert (chain_starts == 0) == (rolled.explosions == [])
@@ -141,7 +141,7 @@ def test_critical_overrides_the_dc_and_needs_an_added_d20():
     subtracted = roll("10-1d20", "normal", None, new_rng(5))
     assert subtracted.critical is None
     with_bonus_die = roll("1d20+1d4", "normal", None, new_rng(5))
-    assert with_bonus_die.terms[0].rolls == (20,) and with_bonus_die.critical == "success"
+    assert with_bonus_die.dice[0].rolls == (20,) and with_bonus_die.critical == "success"
 
 
 def test_dc_from_text_and_no_dc():

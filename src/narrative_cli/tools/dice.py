@@ -126,8 +126,6 @@ class DiceRoll:
         """The dice nodes of the kept set."""
         return self.sets[self.chosen].dice() if self.sets else []
 
-    terms = dice  # the name before the notation grew
-
     def set_dice(self, index: int) -> list[DiceResult]:
         return self.sets[index].dice()
 
