@@ -222,3 +222,35 @@ def test_a_regenerated_swipe_replays_with_its_own_dice(lantern: Any, tmp_path: P
     assert replayed.status == "done", replayed
     assert replayed.records[0]["rng_stream"] == 1
     assert dice_results(replayed.records[0]) == dice_results(chosen.to_record())
+
+
+def test_a_card_with_check_rules_but_no_dice_tool_gets_the_built_in_one(tmp_path: Path) -> None:
+    rules = entry_with("Every risky action is a skill check: roll 1d100 under the skill.")
+    card = write_card(tmp_path, [rules], name="Rules")
+    plain = write_card(tmp_path, [entry_with("The ferry leaves at dawn.")], name="Plain")
+    with ScriptedServer() as server, SessionStore(tmp_path / "s.db") as store:
+        Script(answers={"planning": {**PLAN, "tool_calls": [
+            {"tool": "roll_dice", "params": {"system": "coc7", "skill": 45}}]},
+            "writing": "You climb."}).install(server)  # fmt: skip
+        play = PlaySession.open(store, options(server, card, seed=5))
+        consoles = recording_consoles(width=120)
+        dispatcher = Dispatcher(play, RichScreen.for_play(play, consoles))
+        dispatcher.handle("/tools")
+        assert "roll_dice" in captured(consoles.out)
+        result = play.play("I climb the wall.")
+        assert dice_results(result.to_record())[0]["system"] == "coc7"
+        planning = requests_of(server, "planning")[0]
+        assert "roll_dice" in message(planning, "system")
+        play.close()
+        other = PlaySession.open(store, options(server, plain, seed=5))
+        before = len(requests_of(server, "planning"))
+        result = other.play("I wait.")  # no check rules: no tool, no planner, no dice
+        assert result.mode == "merged" and not dice_results(result.to_record())
+        assert len(requests_of(server, "planning")) == before
+        other.close()
+
+
+def entry_with(text: str) -> dict[str, Any]:
+    from tests.pipeline_support import entry
+
+    return entry(1, text, constant=True)

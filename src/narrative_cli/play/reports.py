@@ -64,10 +64,13 @@ def lore_rows(play: PlaySession) -> Table:
 
 def tool_rows(play: PlaySession) -> Table:
     """``/tools``: the card's registered tools."""
-    rows = [
-        (tool.name, tool.type, tool.trigger, tool.description)
-        for tool in play.story.tools.tools
-    ]
+    from narrative_cli.pipeline.orchestrator import card_describes_checks
+    from narrative_cli.tools.definitions import builtin_dice_tool
+
+    tools = list(play.story.tools.tools)
+    if card_describes_checks(play.story) and not any(t.is_dice for t in tools):
+        tools.append(builtin_dice_tool())  # offered to the planner: the lore describes checks
+    rows = [(tool.name, tool.type, tool.trigger, tool.description) for tool in tools]
     return ("工具" if _zh(play) else "Tools"), ("name", "type", "trigger", "description"), rows
 
 
