@@ -196,3 +196,16 @@ def test_dnd5e_advantage_rolls_only_the_d20_twice(seed: int) -> None:
     assert len(d20.faces) == 2 and len(d4.faces) == 1 and blessed.mode == "advantage"
     assert blessed.total == max(f.value for f in d20.faces) + d4.faces[0].value + 2
     assert blessed.info["natural"] == max(f.value for f in d20.faces)
+
+
+def test_llm_tools_see_a_hidden_roll_only_as_its_notice() -> None:
+    from narrative_cli.tools.runner import dice_results_text
+
+    tools = load_tools([entry(1, "[TOOL:roll_dice]", {"type": "code",
+                                                      "function": {"name": "roll_dice"}})])
+    calls = [{"tool": "roll_dice", "params": {"expr": "1d20", "hidden": True}},
+             {"tool": "roll_dice", "params": {"expr": "1d6"}}]  # fmt: skip
+    results = run_planning_calls(calls, tools, {}, new_rng(1), lambda *_: "", "en")
+    text = dice_results_text(results, "en")
+    assert text.splitlines()[0] == "A hidden check was made"
+    assert text.splitlines()[1].startswith("Check: 1d6 = [")

@@ -225,9 +225,11 @@ def tool_results_rule(lang: str = "zh") -> str:
 
 
 def dice_results_text(results: Iterable[ToolResult], lang: str = "zh") -> str:
-    """The dice lines of these results, for the ``dice_results`` context key."""
+    """The dice lines of these results, for the ``dice_results`` context key.
+
+    A hidden roll gives only its notice: llm tools' outputs are shown to the player."""
     del lang
-    return "\n".join(r.text for r in results if r.kind == "dice" and r.ok)
+    return "\n".join(r.shown for r in results if r.kind == "dice" and r.ok)
 
 
 def code_state(game: Mapping[str, Any] | None, mvu: Mapping[str, Any] | None) -> dict[str, Any]:
