@@ -102,6 +102,8 @@ def test_check_systems_from_the_command_line():
     assert "(AC 15)" in result.output and "D&D 5e" in result.output
     pool = runner.invoke(app, ["roll", "6d10>=8", "-s", "pool", "--need", "2", "--lang", "zh"])
     assert "需要成功数 2" in pool.output and "骰池" in pool.output
+    pool = runner.invoke(app, ["roll", "5d6", "-s", "pool", "--target", "5", "--json"])
+    assert json.loads(pool.output)["expr"] == "5d6>=5"
 
 
 def test_bad_check_parameters_exit_2():

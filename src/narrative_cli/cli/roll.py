@@ -53,6 +53,9 @@ def roll_command(
     penalty: Annotated[int, typer.Option("--penalty", help="coc7: penalty dice (0-2).")] = 0,
     pushed: Annotated[bool, typer.Option("--pushed", help="coc7: a pushed roll.")] = False,
     need: Annotated[int | None, typer.Option("--need", help="pool: successes needed.")] = None,
+    target: Annotated[
+        int | None, typer.Option("--target", help="pool: a die succeeds at this or more.")
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for a repeatable roll.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the roll as JSON.")] = False,
     lang: Annotated[str, typer.Option("--lang", help="auto, zh or en.")] = "auto",
@@ -74,6 +77,7 @@ def roll_command(
         "penalty": penalty,
         "pushed": pushed,
         "need": need,
+        "target": target,
     }
     ignored = ignored_params({**params, "system": system or "none"})
     if ignored:
