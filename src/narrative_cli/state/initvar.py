@@ -17,7 +17,7 @@ import yaml
 
 from narrative_cli.errors import LorebookError
 
-__all__ = ["InitvarParse", "parse_initvar", "read_initvar"]
+__all__ = ["InitvarParse", "JsonLikeLoader", "parse_initvar", "read_initvar"]
 
 
 @dataclass(frozen=True)
@@ -29,26 +29,26 @@ class InitvarParse:
     skipped: list[tuple[int, str]] = field(default_factory=list)
 
 
-class _JsonLikeLoader(yaml.SafeLoader):
+class JsonLikeLoader(yaml.SafeLoader):
     """YAML with JSON's scalars: only true/false, decimal numbers and null are typed."""
 
 
-_JsonLikeLoader.yaml_implicit_resolvers = {
+JsonLikeLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in rules if tag.rsplit(":", 1)[-1] in ("null", "merge")]
     for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_JsonLikeLoader.add_implicit_resolver(
+JsonLikeLoader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-_JsonLikeLoader.add_implicit_resolver(
+JsonLikeLoader.add_implicit_resolver(
     "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
 )
-_JsonLikeLoader.add_implicit_resolver(
+JsonLikeLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?$"),
     list("-+.0123456789"),
 )
-_JsonLikeLoader.add_constructor("tag:yaml.org,2002:int", lambda _, node: int(node.value))
+JsonLikeLoader.add_constructor("tag:yaml.org,2002:int", lambda _, node: int(node.value))
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 _INT = re.compile(r"^-?\d+$")
@@ -73,7 +73,7 @@ def read_initvar(text: str) -> InitvarParse:
         json_error = problem
     if body[0] in "{[" or not _full_width_keys(body):
         try:
-            loaded = yaml.load(body, Loader=_JsonLikeLoader)  # a SafeLoader subclass
+            loaded = yaml.load(body, Loader=JsonLikeLoader)  # a SafeLoader subclass
         except yaml.YAMLError:
             loaded = None
         if isinstance(loaded, dict):

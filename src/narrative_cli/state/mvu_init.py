@@ -1,0 +1,139 @@
+"""The first variables of an MVU card, as MagVarUpdate's initCheck builds them at the greeting.
+
+``initialise(entries, greeting)``:
+
+1. every lore entry whose comment contains ``[initvar]`` (any case), **enabled or not** (cards
+   ship them disabled so they never reach a prompt; MVU reads them anyway), in lore order:
+   the content inside an ``<initvar>`` wrapper or a code fence is read, ``{{user}}``/``<user>``
+   and the character's name filled in, parsed as YAML, JSON or JSON5 (``mvu_values.parse_text``)
+   and merged into the previous ones (objects key by key, arrays replaced);
+2. the schema is built from the ``$meta`` rules (``mvu_schema``) and the ``$meta`` markers are
+   removed from the variables;
+3. an ``<initvar>`` block in the greeting replaces those variables (MVU: the greeting's block
+   wins over the lore), and the greeting's own update commands are applied.
+
+As in MVU, an entry that cannot be parsed stops the lore's variables (MVU throws for the whole
+lorebook); the problem names the entry. An entry whose text parses to something that is not an
+object (the older extension's indented ``key: value`` text with full-width colons) is read with
+``state.initvar`` instead, and said so.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.domain import LoreEntry
+from narrative_cli.errors import LorebookError
+from narrative_cli.state.initvar import read_initvar
+from narrative_cli.state.mvu_paths import merge_replacing_arrays
+from narrative_cli.state.mvu_schema import clean_up_metadata, generate_schema, root_flags
+from narrative_cli.state.mvu_update import MvuData, UpdateResult, update_variables
+from narrative_cli.state.mvu_values import TextParseError, parse_text, substitute_macros
+
+__all__ = ["InitResult", "initialise", "initvar_entries", "is_initvar"]
+
+_XML = re.compile(r".*<initvar>.*\n([\s\S]*)\n.*</initvar>.*", re.MULTILINE)
+_FENCE = re.compile(r"```.*\n([\s\S]*)\n```", re.MULTILINE)
+_GREETING_BLOCK = re.compile(r"<(initvar)>(?:\s*```.*)?([\s\S]*?)(?:```\s*)?</\1>", re.IGNORECASE)
+BOOK = "character"
+
+
+@dataclass
+class InitResult:
+    """The variables after the greeting, the entries read, and what went wrong (one line each)."""
+
+    data: MvuData
+    entries: list[LoreEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    greeting_update: UpdateResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def is_initvar(entry: LoreEntry) -> bool:
+    """MVU's test: the comment contains ``[initvar]`` in any case."""
+    return "[initvar]" in (entry.comment or "").lower()
+
+
+def initvar_entries(entries: Sequence[LoreEntry]) -> list[LoreEntry]:
+    """Every ``[InitVar]`` entry, enabled or not, in lore order."""
+    return [entry for entry in entries if is_initvar(entry)]
+
+
+def initialise(
+    entries: Sequence[LoreEntry],
+    greeting: str = "",
+    *,
+    user: str = "User",
+    char: str = "Char",
+    lang: str = "zh",
+) -> InitResult:
+    """The MVU variables at the greeting (see the module doc)."""
+    result = InitResult(MvuData(initialized_lorebooks={BOOK: []}))
+    merged: dict[str, Any] = {}
+    try:
+        for entry in initvar_entries(entries):
+            parsed = _read_entry(entry, user, char, result)
+            result.entries.append(entry)
+            if parsed:
+                merge_replacing_arrays(merged, parsed)
+    except LorebookError as problem:
+        result.problems.append(str(problem))
+        merged = {}
+    data = result.data
+    data.stat_data = merged
+    schema = generate_schema(copy.deepcopy(merged), None)
+    schema.update(root_flags(merged))
+    data.schema = schema
+    clean_up_metadata(data.stat_data)
+    _greeting_block(greeting, user, char, result)
+    if greeting:
+        update = update_variables(greeting, data, lang=lang, user=user, char=char)
+        result.data = update.data
+        result.greeting_update = update
+    return result
+
+
+def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult) -> Any:
+    content = entry.content
+    xml = _XML.search(content.strip())
+    if xml:
+        content = xml.group(1)
+    fence = _FENCE.search(content.strip())
+    if fence:
+        content = fence.group(1)
+    text = substitute_macros(content, user, char)
+    label = f"[InitVar] entry {entry.uid} ({entry.comment.strip()})"
+    try:
+        parsed = parse_text(text)
+    except TextParseError as problem:
+        raise LorebookError(f"{label}: {problem}") from None
+    if parsed is None or isinstance(parsed, (dict, list)):
+        return parsed
+    try:
+        older = read_initvar(text)
+    except LorebookError as problem:
+        raise LorebookError(f"{label}: {problem}") from None
+    result.notes.append(f"{label}: read as indented 'key: value' text")
+    return older.variables
+
+
+def _greeting_block(greeting: str, user: str, char: str, result: InitResult) -> None:
+    """An ``<initvar>`` block in the greeting replaces the lore's variables."""
+    override: dict[str, Any] = {}
+    applied = False
+    for match in _GREETING_BLOCK.finditer(greeting):
+        try:
+            parsed = parse_text(substitute_macros(match.group(2), user, char))
+        except TextParseError as problem:
+            result.problems.append(f"greeting <initvar> block: {problem}")
+            continue
+        if isinstance(parsed, dict):
+            merge_replacing_arrays(override, parsed)
+            applied = True
+    if applied:
+        result.data.stat_data = override
+        result.notes.append("the greeting's <initvar> block replaces the [InitVar] entries")
