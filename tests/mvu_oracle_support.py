@@ -27,17 +27,34 @@ def case_entries(case: dict[str, Any], base: Path) -> tuple[list[LoreEntry], lis
     lore = list(case.get("lorebook") or [])
     if case.get("card_file"):
         card = load_card(base / case["card_file"])
-        book = [{"comment": e.comment, "content": e.content} for e in (card.character_book.entries if card.character_book else [])]
+        book = [
+            {"comment": e.comment, "content": e.content}
+            for e in (card.character_book.entries if card.character_book else [])
+        ]
         lore = book + lore
         if greetings is None:
             greetings = list(card.greetings)
     if "stat_data" in case:
-        raw.append({"comment": "[InitVar] stat_data", "content": json.dumps(case["stat_data"], ensure_ascii=False)})
+        raw.append(
+            {
+                "comment": "[InitVar] stat_data",
+                "content": json.dumps(case["stat_data"], ensure_ascii=False),
+            }
+        )
     for index, item in enumerate(case.get("initvar") or []):
-        raw.append({"comment": f"[InitVar] #{index}", "content": item} if isinstance(item, str) else dict(item))
+        raw.append(
+            {"comment": f"[InitVar] #{index}", "content": item}
+            if isinstance(item, str)
+            else dict(item)
+        )
     raw.extend(lore)
     entries = [
-        LoreEntry(uid=i, comment=str(e.get("comment", "")), content=str(e.get("content", "")), disabled=True)
+        LoreEntry(
+            uid=i,
+            comment=str(e.get("comment", "")),
+            content=str(e.get("content", "")),
+            disabled=True,
+        )
         for i, e in enumerate(raw)
     ]
     swipes = greetings if isinstance(greetings, list) else [greetings or ""]
@@ -65,7 +82,9 @@ def run_case(case: dict[str, Any], base: Path) -> list[dict[str, Any] | None]:
 def _normal(value: Any) -> Any:
     """JSON as the oracle writes it (non-finite numbers as ``{"$nonfinite": ...}``)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return {"$nonfinite": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+        return {
+            "$nonfinite": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        }
     if isinstance(value, dict):
         return {k: _normal(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -81,7 +100,10 @@ def compare(ours: list[Any], theirs: dict[str, Any]) -> list[str]:
     for index, step in enumerate(theirs["steps"]):
         expected = None if step.get("skipped") else step["stat_data"]
         got = _normal(ours[index]) if index < len(ours) else "missing"
-        if json.dumps(got, sort_keys=True) != json.dumps(expected, sort_keys=True) and got != expected:
+        if (
+            json.dumps(got, sort_keys=True) != json.dumps(expected, sort_keys=True)
+            and got != expected
+        ):
             problems.append(
                 f"message {index}: ours {json.dumps(got, ensure_ascii=False)[:300]} "
                 f"!= mvu {json.dumps(expected, ensure_ascii=False)[:300]}"
@@ -95,7 +117,14 @@ def nonfinite_in(theirs: dict[str, Any]) -> bool:
 
 
 _BASE = {
-    "角色": {"络络": {"好感度": [10, "0-100"], "状态": ["平静", "情绪"], "HP": 50, "$meta": {"required": ["HP"]}}},
+    "角色": {
+        "络络": {
+            "好感度": [10, "0-100"],
+            "状态": ["平静", "情绪"],
+            "HP": 50,
+            "$meta": {"required": ["HP"]},
+        }
+    },
     "背包": {"$meta": {"extensible": True}, "苹果": 2, "绳子": 1},
     "固定": {"a": 1, "b": "x"},
     "列表": ["a", "b", "c"],
@@ -104,7 +133,8 @@ _BASE = {
     "世界": {"时间": "09:00", "日期": "2024-01-01T12:00:00.000Z", "天数": [1, "第几天"]},
 }
 _PATHS = ["角色.络络.HP", "角色.络络.好感度", "角色.络络.状态", "背包.苹果", "背包.香蕉", "固定.a",
-          "固定.b", "列表[1]", "列表.0", "可扩列表", "世界.时间", "世界.天数", "世界.日期", "不存在.x",
+          "固定.b", "列表[1]", "列表.0", "可扩列表", "世界.时间", "世界.天数",
+          "世界.日期", "不存在.x",
           "'角色'.'络络'.HP", "角色[\"络络\"].HP", "任务", "背包"]  # fmt: skip
 _VALUES = ["5", "'文本'", "\"双引号\"", "10 + 5", "-3", "2 * (3 + 1)", "true", "null", "[1, 2]",
            "{a: 1}", "{\"状态\": \"完成\"}", "'12'", "abc", "0.1 + 0.2", "Math.max(3, 9)", "1e3",
@@ -119,7 +149,9 @@ def generated_cases(count: int, seed: int = 14) -> list[dict[str, Any]]:
         lines = []
         for _ in range(rng.randint(1, 5)):
             path, value = rng.choice(_PATHS), rng.choice(_VALUES)
-            kind = rng.choice(["set", "set", "set3", "add", "insert2", "insert3", "remove", "remove2"])
+            kind = rng.choice(
+                ["set", "set", "set3", "add", "insert2", "insert3", "remove", "remove2"]
+            )
             if kind == "set":
                 lines.append(f"_.set('{path}', {value});//r{number}")
             elif kind == "set3":
@@ -129,7 +161,9 @@ def generated_cases(count: int, seed: int = 14) -> list[dict[str, Any]]:
             elif kind == "insert2":
                 lines.append(f"_.insert('{path}', {value});")
             elif kind == "insert3":
-                lines.append(f"_.insert('{path}', '{rng.choice(['新', '香蕉', '0', 'a'])}', {value});")
+                lines.append(
+                    f"_.insert('{path}', '{rng.choice(['新', '香蕉', '0', 'a'])}', {value});"
+                )
             elif kind == "remove":
                 lines.append(f"_.remove('{path}');")
             else:

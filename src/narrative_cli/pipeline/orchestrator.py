@@ -239,6 +239,7 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         summary_entries=state.summaries.lines(turn=state.number),
         mvu_applied=[p.to_dict() for p in state.mvu_applied],
         mvu_rejected=[p.to_dict() for p in state.mvu_rejected],
+        mvu_block=state.mvu_block,
         lore=_lore_record(state),
         warnings=list(state.warnings),
         budget_cuts=list(state.budget_cuts),

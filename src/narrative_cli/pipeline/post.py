@@ -17,19 +17,16 @@ recorded, and the turn goes on (its story text was already shown).
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
-from narrative_cli.agents.parsing import parse_analysis, parse_mvu_patches
-from narrative_cli.context.blocks import Prompt
-from narrative_cli.context.inputs import PromptInputs
-from narrative_cli.context.router import build_analysis, build_mvu_extract
+from narrative_cli.agents.parsing import parse_analysis
+from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
+from narrative_cli.pipeline.mvu_step import run_mvu_extract
 from narrative_cli.pipeline.stages import fit_prompt, llm_tool_call, report_tools
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.engine import apply_events
-from narrative_cli.state.mvu import apply_patches, mvu_summary
 from narrative_cli.tools.definitions import ToolDef
 from narrative_cli.tools.runner import ToolResult, run_post_pipeline, split_independent
 
@@ -157,38 +154,6 @@ def _results(
 def _record(state: TurnState, results: list[ToolResult]) -> None:
     state.post_results.extend(results)
     report_tools(state, results, "post")
-
-
-def run_mvu_extract(state: TurnState) -> None:
-    """mvu_extract: JSON Patch ops for the MVU variables, applied through state.mvu."""
-    with state.stage("post"):
-        variables = state.mvu or {}
-        summary = mvu_summary(variables, state.lang)
-
-        def build(inputs: PromptInputs) -> Prompt:
-            return build_mvu_extract(replace(inputs, state_summary=summary), state.narrative)
-
-        prompt = fit_prompt(state, build, "mvu_extract")
-        try:
-            outcome = state.calls.complete_json(
-                "mvu_extract",
-                prompt.messages,
-                schema="mvu_patch",
-                parse=parse_mvu_patches,
-                cache_breakpoints=prompt.cache_breakpoints,
-            )
-        except BackendError as error:
-            state.warn("mvu_extract", f"mvu_extract failed ({error.message}); variables unchanged")
-            return
-        if outcome.value is None:
-            errors = "; ".join(outcome.errors)
-            state.warn("mvu_extract", f"mvu_extract reply unusable ({errors}); variables unchanged")
-            return
-        patches = _list(outcome.value.get("patches"))
-        result = apply_patches(variables, patches, lang=state.lang)
-        state.mvu = result.variables
-        state.mvu_applied.extend(result.applied)
-        state.mvu_rejected.extend(result.rejected)
 
 
 def _list(value: Any) -> list[Any]:

@@ -175,7 +175,7 @@ def writing_stage(state: TurnState, merged: bool) -> None:
         reply = state.calls.complete(
             agent, prompt.messages, stream=True, cache_breakpoints=prompt.cache_breakpoints
         )
-        narrative = clean_narrative(reply.text)
+        narrative = apply_reply(state, clean_narrative(reply.text))
         if not narrative:
             raise BackendError(f"{agent}: the model returned no story text; nothing was saved")
         if reply.finish_reason == "length":
@@ -192,3 +192,10 @@ def flag_invented_rolls(state: TurnState) -> None:
     dice = [data for data in rolls if isinstance(data, dict)]
     for warning in invented_roll_warnings(state.narrative, dice, state.lang):
         state.warn("writing", warning)
+
+
+def apply_reply(state: TurnState, text: str) -> str:
+    """The writer's reply with its MVU update applied and its block removed (``mvu_step``)."""
+    from narrative_cli.pipeline.mvu_step import apply_reply as apply_mvu
+
+    return apply_mvu(state, text)

@@ -14,7 +14,8 @@ Resuming, regenerating and undoing restore a story from stored JSON: ``story.res
 snapshot_dict)`` rebuilds the history from turn records and sets the snapshot.
 
 A ``Snapshot`` is everything needed to continue from a turn, as plain JSON: the game state,
-MVU variables (``None`` until initialised from ``[initvar]`` on the first turn), the summary
+MVU variables (``stat_data``, built from ``[InitVar]`` entries and the greeting when the story
+opens; ``mvu_data`` keeps MVU's schema, display_data and delta_data), the summary
 store, timed lore effects, the RNG state, the turn counter and each agent's window start.
 Turn records (``TurnResult.to_record()``) and snapshots are owned by this module; the store
 keeps them as opaque JSON dicts.
@@ -32,13 +33,14 @@ from typing import Any
 from narrative_cli.config import Settings
 from narrative_cli.domain import Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
-from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, formatting_kind
+from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
 from narrative_cli.lore.timed import TimedEffects
 from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.opening import load_parts
 from narrative_cli.rng import new_rng, rng_state
 from narrative_cli.state.engine import GameState, sync_from_lore
-from narrative_cli.state.mvu import parse_initvar
+from narrative_cli.state.mvu_commands import strip_update_blocks
+from narrative_cli.state.mvu_init import initialise, is_initvar
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tools.definitions import ToolSet
 
@@ -58,9 +60,12 @@ class Snapshot:
     rng: list[Any] = field(default_factory=list)
     windows: dict[str, int] = field(default_factory=dict)
     variables: dict[str, Any] = field(default_factory=dict)  # {{setvar}} / {{getvar}} macros
+    # MagVarUpdate's companions of stat_data (``mvu``): schema, display_data, delta_data
+    mvu_data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The snapshot as a JSON object (the store saves it as is)."""
+        extra = {"mvu_data": self.mvu_data} if self.mvu_data else {}
         return {
             "version": SNAPSHOT_VERSION,
             "turn": self.turn,
@@ -71,6 +76,7 @@ class Snapshot:
             "rng": self.rng,
             "windows": dict(self.windows),
             "variables": self.variables,
+            **extra,
         }
 
     @classmethod
@@ -87,6 +93,7 @@ class Snapshot:
             rng=list(data.get("rng") or []),
             windows={str(k): int(v) for k, v in (data.get("windows") or {}).items()},
             variables=dict(data.get("variables") or {}),
+            mvu_data=dict(data.get("mvu_data") or {}),
         )
 
 
@@ -118,6 +125,7 @@ class TurnResult:
     summary_entries: list[str] = field(default_factory=list)
     mvu_applied: list[dict[str, Any]] = field(default_factory=list)
     mvu_rejected: list[dict[str, Any]] = field(default_factory=list)
+    mvu_block: str = ""  # the reply's <UpdateVariable> block(s), kept out of the shown story
     lore: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[dict[str, Any]] = field(default_factory=list)
@@ -151,6 +159,7 @@ class TurnResult:
             "summary_entries": self.summary_entries,
             "mvu_applied": self.mvu_applied,
             "mvu_rejected": self.mvu_rejected,
+            **({"mvu_block": self.mvu_block} if self.mvu_block else {}),
             "lore": self.lore,
             "warnings": self.warnings,
             "budget_cuts": self.budget_cuts,
@@ -212,10 +221,17 @@ class Story:
         return self.snapshot.turn + 1
 
     @property
+    def names(self) -> tuple[str, str]:
+        """The user's and the character's names (MVU fills them in for <user> and <char>)."""
+        return (self.persona.name or "User", self.card.name)
+
+    @property
     def uses_mvu(self) -> bool:
-        """True when the lore has an enabled [initvar] or [mvu_update] entry."""
+        """True when the lore has an [InitVar] entry (enabled or not, as MagVarUpdate reads
+        them) or an enabled [mvu_update] entry."""
         return any(
-            not e.disabled and formatting_kind(e) in (INITVAR, MVU_UPDATE) for e in self.entries
+            is_initvar(e) or (not e.disabled and formatting_kind(e) == MVU_UPDATE)
+            for e in self.entries
         )
 
     def advance(self, result: TurnResult) -> None:
@@ -246,28 +262,32 @@ class Story:
         }
 
 
-def initvar_entry(entries: Sequence[LoreEntry]) -> LoreEntry | None:
-    """The first enabled [initvar] entry, whose content initialises the MVU variables."""
-    return next((e for e in entries if not e.disabled and formatting_kind(e) == INITVAR), None)
-
-
 def ensure_mvu(story: Story, snapshot: Snapshot) -> tuple[Snapshot, str | None]:
-    """Initialise MVU variables from [initvar] when the snapshot has none yet.
-
-    Returns the (possibly new) snapshot and a warning when the entry cannot be parsed; the
-    variables are then an empty tree, so the warning is given once, not every turn.
-    """
+    """Initialise MVU variables when the snapshot has none yet (a session saved before the
+    variables were set up at the greeting); returns the snapshot and a warning, if any."""
     if snapshot.mvu is not None or not story.uses_mvu:
         return snapshot, None
-    entry = initvar_entry(story.entries)
-    if entry is None:
-        return replace(snapshot, mvu={}), None
-    try:
-        variables = parse_initvar(entry.content)
-    except (ValueError, BadInput) as exc:
-        label = f"[initvar] entry {entry.uid}"
-        return replace(snapshot, mvu={}), f"{label}: cannot read its variables ({exc})"
-    return replace(snapshot, mvu=dict(variables or {})), None
+    greeting = next((t.narrative for t in story.history if t.number == 0), "")
+    fresh, problems = with_mvu(snapshot, story.entries, greeting, story.names, story.lang)
+    return fresh, ("; ".join(problems) or None)
+
+
+def with_mvu(
+    snapshot: Snapshot,
+    entries: Sequence[LoreEntry],
+    greeting: str,
+    names: tuple[str, str],
+    lang: str,
+) -> tuple[Snapshot, list[str]]:
+    """``snapshot`` with the MVU variables MagVarUpdate builds at the greeting (see
+    ``state.mvu_init``), and the problems met, one line each."""
+    result = initialise(entries, greeting, user=names[0], char=names[1], lang=lang)
+    problems = list(result.problems)
+    update = result.greeting_update
+    if update is not None and update.rejected:
+        problems += [f"greeting: {r.patch} rejected ({r.reason})" for r in update.rejected]
+    data = result.data
+    return replace(snapshot, mvu=data.stat_data, mvu_data=data.to_dict()), problems
 
 
 def open_story(
@@ -285,8 +305,15 @@ def open_story(
     parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name)
     seed = _pick_seed(seed, parts.settings)
     greeting = _greeting(parts.card, greeting_index)
-    history = [PlayedTurn(0, None, parts.render(greeting))] if greeting.strip() else []
+    rendered = parts.render(greeting)
+    shown = strip_update_blocks(rendered)
+    history = [PlayedTurn(0, None, shown)] if shown.strip() else []
     snapshot = initial_snapshot(seed, parts.lang, parts.entries)
+    names = (parts.persona.name or "User", parts.card.name)
+    problems = list(parts.problems)
+    if any(is_initvar(e) for e in parts.entries):
+        snapshot, mvu_problems = with_mvu(snapshot, parts.entries, rendered, names, parts.lang)
+        problems += [f"MVU: {problem}" for problem in mvu_problems]
     return Story(
         card=parts.card,
         entries=parts.entries,
@@ -299,7 +326,7 @@ def open_story(
         history=history,
         snapshot=snapshot,
         greeting_index=greeting_index,
-        problems=parts.problems,
+        problems=problems,
     )
 
 

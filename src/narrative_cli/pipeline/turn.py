@@ -51,6 +51,7 @@ class TurnState:
     rng: random.Random
     game: GameState
     mvu: dict[str, Any] | None
+    mvu_data: dict[str, Any]
     summaries: SummaryStore
     timed: TimedEffects
     variables: dict[str, Any]
@@ -72,6 +73,8 @@ class TurnState:
     post_results: list[ToolResult] = field(default_factory=list)
     mvu_applied: list[PatchRecord] = field(default_factory=list)
     mvu_rejected: list[PatchRecord] = field(default_factory=list)
+    mvu_block: str = ""  # the writer's update block(s), kept out of the shown story
+    mvu_from_writer: bool = False  # the writer's reply carried MVU commands
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[dict[str, Any]] = field(default_factory=list)
 
@@ -102,6 +105,7 @@ class TurnState:
             if snapshot.state
             else GameState.initial(story.lang),
             mvu=None if snapshot.mvu is None else dict(snapshot.mvu),
+            mvu_data=dict(snapshot.mvu_data),
             summaries=SummaryStore.from_dict(snapshot.summaries or {}, story.lang),
             timed=TimedEffects.from_dict(snapshot.timed or {}),
             variables=dict(snapshot.variables),
@@ -229,4 +233,5 @@ class TurnState:
             rng=rng_state(self.rng),
             windows=windows,
             variables=dict(self.variables),
+            mvu_data=dict(self.mvu_data),
         )

@@ -38,9 +38,7 @@ _CALL = re.compile(r"_\.(set|insert|assign|remove|unset|delete|add)\(")
 _PATCH_BLOCK = re.compile(
     r"<(json_?patch)>(?:\s*```.*)?((?:(?!<json_?patch>)[\s\S])*?)(?:```\s*)?</\1>", re.IGNORECASE
 )
-_BLOCK = re.compile(
-    r"<(UpdateVariable|JSONPatch|json_patch)>[\s\S]*?(?:</\1>|$)\s*", re.IGNORECASE
-)
+_BLOCK = re.compile(r"<(UpdateVariable|JSONPatch|json_patch)>[\s\S]*?(?:</\1>|$)\s*", re.IGNORECASE)
 _MIN_ARGS = {"set": 2, "assign": 2, "insert": 2, "remove": 1, "unset": 1, "delete": 1}
 
 
@@ -94,7 +92,7 @@ def extract_commands(text: str) -> Extracted:
             continue
         end = close + 1
         if end >= len(text) or text[end] != ";":
-            malformed.append(_bad(text[: end], start, "no ';' after the call"))
+            malformed.append(_bad(text[:end], start, "no ';' after the call"))
             position = end
             continue
         end += 1
@@ -198,7 +196,7 @@ def _json_patch(body: str) -> list[MvuCommand]:
             parts = string_to_path(path)
             last = parts[-1] if parts else ""
             key = last if re.fullmatch(r"\d+", last) else f"'{last}'"
-            args = (".".join(parts[:-1]), key, value)
+            args: tuple[str, ...] = (".".join(parts[:-1]), key, value)
             commands.append(MvuCommand("insert", args, "json_patch", text, "json_patch"))
         elif kind == "remove":
             commands.append(MvuCommand("delete", (path,), "json_patch", text, "json_patch"))
@@ -214,7 +212,10 @@ def _is_json_patch(patch: object) -> bool:
     return all(
         isinstance(op, dict)
         and isinstance(op.get("op"), str)
-        and (isinstance(op.get("path"), str) or (op.get("op") == "move" and isinstance(op.get("to"), str)))
+        and (
+            isinstance(op.get("path"), str)
+            or (op.get("op") == "move" and isinstance(op.get("to"), str))
+        )
         for op in patch
     )
 

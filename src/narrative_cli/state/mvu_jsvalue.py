@@ -142,7 +142,7 @@ class _Literal:
         if nxt in ("u", "x"):
             size = 4 if nxt == "u" else 2
             code = self.text[self.pos : self.pos + size]
-            if not re.fullmatch(r"[0-9a-fA-F]{%d}" % size, code):
+            if not re.fullmatch("[0-9a-fA-F]{" + str(size) + "}", code):
                 raise self.fail("bad escape")
             self.pos += size
             return chr(int(code, 16))
@@ -246,7 +246,7 @@ class _Math:
                 break
             match = _TOKEN.match(text, pos)
             if match is None or match.end() == pos:
-                raise MathError(f"cannot read {text[pos:pos + 10]!r}")
+                raise MathError(f"cannot read {text[pos : pos + 10]!r}")
             kind = match.lastgroup or "op"
             self.tokens.append((kind, match.group(kind)))
             pos = match.end()
@@ -295,7 +295,7 @@ class _Math:
         if self.peek() == "^":
             self.take()
             exponent = self.unary()
-            return float(base) ** exponent
+            return float(float(base) ** exponent)
         return base
 
     def atom(self) -> float:

@@ -54,7 +54,7 @@ def trim_quotes(text: str) -> str:
 
 
 def to_path(path: str, root: Any = None) -> list[str]:
-    """lodash ``castPath``: the keys of ``path`` (``root`` decides whether a dotted string is a key)."""
+    """lodash ``castPath``: the keys of ``path`` (a key of ``root`` stays whole)."""
     if _PLAIN.match(path) or not _DEEP.search(path):
         return [path]
     if isinstance(root, dict) and path in root:
@@ -194,7 +194,7 @@ def _merge_key(target: Any, key: Any, value: Any, replace_arrays: bool) -> None:
     if isinstance(value, list) and replace_arrays:
         merged: Any = copy.deepcopy(value)
     elif isinstance(value, list):
-        base = current if isinstance(current, list) else []
+        base: Any = current if isinstance(current, list) else []
         merged = _merge(base, value, replace_arrays=False)
     elif isinstance(value, dict):
         base = current if isinstance(current, dict) else {}

@@ -44,8 +44,11 @@ Schema = dict[str, Any]
 
 
 def _is_array_meta(item: Any) -> bool:
-    return isinstance(item, dict) and "$arrayMeta" in item and "$meta" in item and (
-        item["$arrayMeta"] is True
+    return (
+        isinstance(item, dict)
+        and "$arrayMeta" in item
+        and "$meta" in item
+        and (item["$arrayMeta"] is True)
     )
 
 
@@ -89,7 +92,9 @@ def _array_schema(data: list[Any], old: Schema | None, parent_recursive: bool) -
         "type": "array",
         "extensible": bool(extensible) or parent_recursive,
         "recursiveExtensible": recursive,
-        "elementType": generate_schema(data[0], old_element, recursive) if data else {"type": "any"},
+        "elementType": generate_schema(data[0], old_element, recursive)
+        if data
+        else {"type": "any"},
     }
     if template is not None:
         node["template"] = template
@@ -103,7 +108,8 @@ def _object_schema(data: dict[str, Any], old: Schema | None, parent_recursive: b
         old_extensible = old.get("extensible") is True
         old_recursive = old.get("recursiveExtensible") is True or parent_recursive
         old_properties = old.get("properties")
-    meta = data.get("$meta") if isinstance(data.get("$meta"), dict) else {}
+    raw_meta = data.get("$meta")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     node: Schema = {
         "type": "object",
         "properties": {},

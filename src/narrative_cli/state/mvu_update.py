@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from narrative_cli.state.mvu import PatchRecord
@@ -65,11 +65,22 @@ __all__ = ["MvuData", "UpdateResult", "update_variables"]
 _REASONS: dict[str, tuple[str, str]] = {
     "missing": ("路径 {path} 不存在", "{path} does not exist"),
     "nonfinite": ("{path} 的新值不是有限数字（{value}）", "{path}: {value} is not a finite number"),
-    "whole": ("整棵变量树只能换成对象", "the whole variable tree can only be replaced by an object"),
-    "primitive": ("{path} 是{kind}，不能向其中插入", "{path} holds a {kind}, nothing can go into it"),
-    "closed_merge": ("{path} 不可扩展（$meta），不能合并", "{path} is not extensible ($meta): no merge"),
-    "closed_key": ("{path} 不可扩展（$meta），不能新增键 {key}",
-                   "{path} is not extensible ($meta): no new key {key}"),
+    "whole": (
+        "整棵变量树只能换成对象",
+        "the whole variable tree can only be replaced by an object",
+    ),
+    "primitive": (
+        "{path} 是{kind}，不能向其中插入",
+        "{path} holds a {kind}, nothing can go into it",
+    ),
+    "closed_merge": (
+        "{path} 不可扩展（$meta），不能合并",
+        "{path} is not extensible ($meta): no merge",
+    ),
+    "closed_key": (
+        "{path} 不可扩展（$meta），不能新增键 {key}",
+        "{path} is not extensible ($meta): no new key {key}",
+    ),
     "closed_array": ("{path} 数组不可扩展（$meta）", "the array {path} is not extensible ($meta)"),
     "no_parent": ("{path} 的上级不存在", "{path} has no parent to go into"),
     "merge_kind": ("不能把非对象合并进对象 {path}", "only an object can be merged into {path}"),
@@ -207,7 +218,7 @@ class _Run:
         stat = self.data.stat_data
         if path != "" and not js_has(stat, path):
             raise self.reject("missing", path=path)
-        old = copy.deepcopy(stat) if path == "" else js_get(stat, path)
+        old: Any = copy.deepcopy(stat) if path == "" else js_get(stat, path)
         new = parse_command_value(args[-1])
         new = None if new is UNDEFINED else new
         pair = False
@@ -229,7 +240,7 @@ class _Run:
                 raise self.reject("whole")
             self._finite(path, new, args[-1])
             self.data.stat_data = stat = new
-        final = stat if path == "" else js_get(stat, path)
+        final: Any = stat if path == "" else js_get(stat, path)
         if pair:
             final = final[0]
         if not self.strict_set and _is_pair(old) and isinstance(final, list):
@@ -396,7 +407,11 @@ class _Run:
             raise self.reject("missing", path=path)
         initial = copy.deepcopy(js_get(stat, path))
         current = js_get(stat, path)
-        pair = _is_pair(current) and not isinstance(current[0], (dict, list)) and current[0] is not None
+        pair = (
+            _is_pair(current)
+            and not isinstance(current[0], (dict, list))
+            and current[0] is not None
+        )
         value = current[0] if pair else current
         delta = parse_command_value(args[1])
         date = _js_date(value) if isinstance(value, str) else None
@@ -464,8 +479,11 @@ def _js_date(text: str) -> datetime | None:
         return None
     year, month, day, hour, minute, second, millis, zone = match.groups()
     try:
-        moment = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-                          int(second or 0), int((millis or "0").ljust(3, "0")) * 1000, UTC)  # fmt: skip
+        day_start = datetime(int(year), int(month), int(day), tzinfo=timezone.utc)
+        micro = int((millis or "0").ljust(3, "0")) * 1000
+        moment = day_start.replace(
+            hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0), microsecond=micro
+        )
     except ValueError:
         return None
     if zone and zone != "Z":
@@ -477,5 +495,5 @@ def _js_date(text: str) -> datetime | None:
 
 def _iso(moment: datetime) -> str:
     """``Date.prototype.toISOString``."""
-    utc = moment.astimezone(UTC)
+    utc = moment.astimezone(timezone.utc)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

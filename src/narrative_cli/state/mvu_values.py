@@ -213,7 +213,11 @@ def js_to_number(value: Any) -> float | int:
     if isinstance(value, list):
         if not value:
             return 0
-        return js_to_number(value[0]) if len(value) == 1 and not isinstance(value[0], dict) else math.nan
+        return (
+            js_to_number(value[0])
+            if len(value) == 1 and not isinstance(value[0], dict)
+            else math.nan
+        )
     if isinstance(value, str):
         text = value.strip()
         if not text:
@@ -234,7 +238,8 @@ def js_equal(left: Any, right: Any) -> bool:
     if isinstance(left, dict) and isinstance(right, dict):
         return left.keys() == right.keys() and all(js_equal(left[k], right[k]) for k in left)
     if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(js_equal(a, b) for a, b in zip(left, right))
+        same = len(left) == len(right)
+        return same and all(js_equal(a, b) for a, b in zip(left, right, strict=True))
     if isinstance(left, (dict, list)) or isinstance(right, (dict, list)):
         return False
     return bool(left == right)

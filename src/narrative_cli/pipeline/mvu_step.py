@@ -1,0 +1,82 @@
+"""MVU in a turn: the writer's ``<UpdateVariable>`` block, and the ``mvu_extract`` agent.
+
+Real MVU cards ask the writer to end its reply with an ``<UpdateVariable>`` block of
+``_.set('path', old, new);//reason`` commands (or a ``<JSONPatch>`` array). ``apply_reply``
+applies every command of the reply to the variables (``state.mvu_update``), keeps the block
+for the stored message (``TurnResult.mvu_block``) and returns the story text without it, which
+is what the player sees and what later prompts read back as history.
+
+``run_mvu_extract`` asks the ``mvu_extract`` agent for the same native block when the writer
+gave none (a card whose writer prompt does not ask for one); when the writer's reply already
+carried commands, it is not called, so no change is applied twice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from narrative_cli.context.blocks import Prompt
+from narrative_cli.context.inputs import PromptInputs
+from narrative_cli.context.router import build_mvu_extract
+from narrative_cli.errors import BackendError
+from narrative_cli.pipeline.stages import fit_prompt
+from narrative_cli.pipeline.turn import TurnState
+from narrative_cli.state.mvu_commands import has_update, strip_update_blocks, update_blocks
+from narrative_cli.state.mvu_update import MvuData, update_variables
+
+__all__ = ["apply_reply", "run_mvu_extract", "variables_text"]
+
+
+def apply_reply(state: TurnState, text: str) -> str:
+    """Apply the MVU commands in the writer's reply ``text``; return the story text to show."""
+    shown = strip_update_blocks(text)
+    state.mvu_block = update_blocks(text)
+    if not state.story.uses_mvu or not has_update(text):
+        return shown
+    if _apply(state, text):
+        state.mvu_from_writer = True
+    return shown
+
+
+def _apply(state: TurnState, text: str) -> bool:
+    """Apply ``text``'s commands to the turn's variables; whether it held any command."""
+    user, char = state.story.names
+    data = MvuData.from_parts(state.mvu, state.mvu_data)
+    result = update_variables(text, data, lang=state.lang, user=user, char=char)
+    state.mvu = result.data.stat_data
+    state.mvu_data = result.data.to_dict()
+    state.mvu_applied.extend(result.applied)
+    state.mvu_rejected.extend(result.rejected)
+    return bool(result.applied or result.rejected)
+
+
+def variables_text(stat_data: dict[str, object] | None) -> str:
+    """The variable tree as the mvu_extract agent reads it: JSON, paths as the commands use."""
+    return json.dumps(stat_data or {}, ensure_ascii=False, indent=2)
+
+
+def run_mvu_extract(state: TurnState) -> None:
+    """mvu_extract: an ``<UpdateVariable>`` block for this turn, applied like the writer's."""
+    if state.mvu_from_writer:
+        return
+    with state.stage("post"):
+        summary = variables_text(state.mvu)
+
+        def build(inputs: PromptInputs) -> Prompt:
+            return build_mvu_extract(replace(inputs, state_summary=summary), state.narrative)
+
+        prompt = fit_prompt(state, build, "mvu_extract")
+        try:
+            reply = state.calls.complete(
+                "mvu_extract", prompt.messages, cache_breakpoints=prompt.cache_breakpoints
+            )
+        except BackendError as error:
+            state.warn("mvu_extract", f"mvu_extract failed ({error.message}); variables unchanged")
+            return
+        if not has_update(reply.text):
+            state.warn(
+                "mvu_extract", "mvu_extract gave no <UpdateVariable> block; variables unchanged"
+            )
+            return
+        _apply(state, reply.text)
