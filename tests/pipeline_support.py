@@ -153,7 +153,7 @@ class Script:
             "writing": NARRATIVE,
             "merged_writing": NARRATIVE,
             "analysis": ANALYSIS,
-            "mvu_extract": {"patches": []},
+            "mvu_extract": "<UpdateVariable></UpdateVariable>",
             "tool:*": "tool output",
         }
         self.answers = {**defaults, **self.answers}

@@ -94,7 +94,7 @@ def test_help_lists_every_command(game: Game) -> None:
 
 def test_state_vars_summary_lore_and_tools(game: Game) -> None:
     _, out, _ = game.run("/vars")
-    assert "initialised when the first turn starts" in out
+    assert "lamp_oil: 12" in out  # MVU variables exist from the greeting on
     game.run("I climb the stairs to the lamp.")
     _, out, _ = game.run("/state")
     assert "State (turn 1)" in out and "Location: Lamp room" in out

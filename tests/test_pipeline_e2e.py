@@ -52,13 +52,13 @@ LAMP_ANALYSIS = {
     ],
     "summary_entries": ["[Turn 7] The apprentice trimmed the wick under Edda's eye."],
 }
-LAMP_PATCHES = {
-    "patches": [
-        {"op": "delta", "path": "/keeper/lamp_oil", "value": -1},
-        {"op": "insert", "path": "/apprentice/tasks_learned/-", "value": "trim the wick"},
-        {"op": "replace", "path": "/weather/wind", "value": "calm"},
-    ]
-}
+LAMP_PATCHES = (
+    "<UpdateVariable>\n"
+    "_.add('keeper.lamp_oil', -1);//a night's oil\n"
+    "_.insert('apprentice.tasks_learned', 'trim the wick');//learned\n"
+    "_.set('weather.wind', 'calm');//no such category\n"
+    "</UpdateVariable>"
+)
 
 
 def lantern_script(**changes: Any) -> Script:
@@ -163,9 +163,19 @@ def test_lantern_turn_result_state_summary_and_variables(scripted_server: Script
 
     keeper = result.snapshot.mvu["keeper"]
     assert keeper["lamp_oil"][0] == 11
-    assert result.snapshot.mvu["apprentice"]["tasks_learned"] == ["trim the wick"]
-    assert len(result.mvu_applied) == 2
-    assert [p["patch"]["path"] for p in result.mvu_rejected] == ["/weather/wind"]
+    # MVU: an array declared [] without the extensible marker takes no new element
+    assert result.snapshot.mvu["apprentice"]["tasks_learned"] == []
+    assert len(result.mvu_applied) == 1
+    reasons = {p["patch"]: p["reason"] for p in result.mvu_rejected}
+    assert list(reasons) == [
+        "_.insert('apprentice.tasks_learned', 'trim the wick');//learned",
+        "_.set('weather.wind', 'calm');//no such category",
+    ]
+    assert "not extensible" in reasons[list(reasons)[0]]
+    assert "weather.wind does not exist" in reasons[list(reasons)[1]]
+    assert result.snapshot.mvu_data["delta_data"] == {
+        "keeper": {"lamp_oil": "12->11 (a night's oil)"}
+    }
     assert result.post_outputs == {
         "keeper_log": "<keeper_log>22:30 fog thick, wick trimmed.</keeper_log>"
     }

@@ -13,7 +13,6 @@ carried commands, it is not called, so no change is applied twice.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from narrative_cli.context.blocks import Prompt
@@ -22,10 +21,11 @@ from narrative_cli.context.router import build_mvu_extract
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.stages import fit_prompt
 from narrative_cli.pipeline.turn import TurnState
+from narrative_cli.state.mvu import mvu_summary
 from narrative_cli.state.mvu_commands import has_update, strip_update_blocks, update_blocks
 from narrative_cli.state.mvu_update import MvuData, update_variables
 
-__all__ = ["apply_reply", "run_mvu_extract", "variables_text"]
+__all__ = ["apply_reply", "run_mvu_extract"]
 
 
 def apply_reply(state: TurnState, text: str) -> str:
@@ -51,17 +51,12 @@ def _apply(state: TurnState, text: str) -> bool:
     return bool(result.applied or result.rejected)
 
 
-def variables_text(stat_data: dict[str, object] | None) -> str:
-    """The variable tree as the mvu_extract agent reads it: JSON, paths as the commands use."""
-    return json.dumps(stat_data or {}, ensure_ascii=False, indent=2)
-
-
 def run_mvu_extract(state: TurnState) -> None:
     """mvu_extract: an ``<UpdateVariable>`` block for this turn, applied like the writer's."""
     if state.mvu_from_writer:
         return
     with state.stage("post"):
-        summary = variables_text(state.mvu)
+        summary = mvu_summary(state.mvu or {}, state.lang)
 
         def build(inputs: PromptInputs) -> Prompt:
             return build_mvu_extract(replace(inputs, state_summary=summary), state.narrative)

@@ -35,7 +35,19 @@ def vars_text(play: PlaySession) -> tuple[str, str]:
     if play.story.snapshot.mvu is None and play.story.uses_mvu:
         note = "（第一轮开始时初始化）" if _zh(play) else "(initialised when the first turn starts)"
         return title, note
-    return title, mvu_summary(play.story.snapshot.mvu, play.story.lang)
+    body = mvu_summary(play.story.snapshot.mvu, play.story.lang)
+    return title, body + _rejected_updates(play)
+
+
+def _rejected_updates(play: PlaySession) -> str:
+    """The last turn's rejected variable updates, each with its reason."""
+    last = play.last
+    rejected = list(last.mvu_rejected) if last is not None else []
+    if not rejected:
+        return ""
+    head = "本轮被拒绝的变量更新：" if _zh(play) else "Rejected variable updates this turn:"
+    lines = [f"✗ {item.get('patch')}\n  → {item.get('reason', '')}" for item in rejected]
+    return "\n\n" + head + "\n" + "\n".join(lines)
 
 
 def summary_text(play: PlaySession) -> tuple[str, str]:

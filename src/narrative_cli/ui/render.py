@@ -175,7 +175,8 @@ def state_changes(
     rejected_patches: Sequence[Mapping[str, Any]],
     lang: str,
 ) -> Text:
-    """The compact state diff: one line per change, rejected events and patches dimmed."""
+    """The compact state diff: one line per change, rejected events dimmed, and the rejected
+    variable updates folded into one line (their reasons are in ``/vars``)."""
     words = labels(lang)
     text = Text()
     for line in changes:
@@ -183,12 +184,19 @@ def state_changes(
     for event in rejected_events:
         what = f"{event.get('type') or '?'} {brief(_params(event.get('event')))}".strip()
         text.append(f"  ✗ {what}: {event.get('reason', '')}\n", style="rejected")
-    for patch in rejected_patches:
-        text.append(f"  ✗ {brief(patch.get('patch'))}: {patch.get('reason', '')}\n", "rejected")
+    if rejected_patches:
+        text.append(f"  ✗ {rejected_line(len(rejected_patches), lang)}\n", "rejected")
     if not text.plain:
         text.append(f"  {words['no_changes']}\n", style="dim")
     text.rstrip()
     return Text.assemble((f"{words['changes']}\n", "title"), text)
+
+
+def rejected_line(count: int, lang: str) -> str:
+    """The folded line of a turn's rejected variable updates."""
+    if lang == "zh":
+        return f"{count} 条变量更新被拒绝 · /vars"
+    return f"{count} variable update{'s' if count != 1 else ''} rejected · /vars"
 
 
 def _params(event: Any) -> Any:
