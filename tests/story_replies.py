@@ -46,7 +46,7 @@ class StoryScript:
         if agent.startswith("tool:"):
             return self.log_line
         if agent == "mvu_extract":
-            return "<UpdateVariable>\n_.add('keeper.lamp_oil', -1);//the lamp burned a night\n</UpdateVariable>"
+            return "<UpdateVariable>\n_.add('keeper.lamp_oil', -1);//a night\n</UpdateVariable>"
         return None
 
     def plan(self) -> dict[str, Any]:
