@@ -44,18 +44,25 @@ def test_footer_marks_estimates_failures_and_speaks_chinese() -> None:
 def test_state_changes_list_changes_and_dim_rejected_events() -> None:
     rejected = [{"type": "remove_item", "event": {"type": "remove_item",
                  "params": {"item": "rope"}}, "reason": 'not enough "rope"'}]
-    patches = [{"patch": {"op": "delta", "path": "/x"}, "reason": "no such path"}]
+    patches = [{"patch": "_.add('x', 1);", "reason": "x does not exist"},
+               {"patch": "_.set('y', 2);", "reason": "y does not exist"}]
     text = render.state_changes(["Location: Start → Lamp room"], rejected, patches, "en")
     printed = text_of(text, width=100)
     assert printed.splitlines() == [
         "State",
         "  Location: Start → Lamp room",
         '  ✗ remove_item {"item": "rope"}: not enough "rope"',
-        '  ✗ {"op": "delta", "path": "/x"}: no such path',
+        "  ✗ 2 variable updates rejected · /vars",
     ]
     dimmed = [span for span in text.spans if span.style == "rejected"]
     assert len(dimmed) == 2
     assert "✗ remove_item" in text.plain[dimmed[0].start : dimmed[0].end]
+
+
+def test_rejected_variable_updates_fold_into_one_line_in_chinese() -> None:
+    patches = [{"patch": "_.set('y', 2);", "reason": "路径 y 不存在"}]
+    printed = text_of(render.state_changes([], [], patches, "zh"), width=100)
+    assert "1 条变量更新被拒绝 · /vars" in printed and "路径 y 不存在" not in printed
 
 
 def test_state_changes_say_so_when_nothing_changed() -> None:

@@ -19,11 +19,15 @@ def _zh(play: PlaySession) -> bool:
 
 
 def state_text(play: PlaySession) -> tuple[str, str]:
-    """``/state``: the game state summary after the last turn."""
+    """``/state``: the state after the last turn; on a card with MVU variables, those (one
+    status: the built-in game state is not shown beside them)."""
     from narrative_cli.state.engine import GameState, state_summary
+    from narrative_cli.state.mvu import mvu_summary
 
-    state = GameState.from_dict(play.story.snapshot.state)
     title = f"{'状态' if _zh(play) else 'State'} ({_turn_word(play)})"
+    if play.story.snapshot.mvu:
+        return title, mvu_summary(play.story.snapshot.mvu, play.story.lang)
+    state = GameState.from_dict(play.story.snapshot.state)
     return title, state_summary(state, play.story.lang)
 
 

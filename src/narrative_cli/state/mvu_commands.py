@@ -242,3 +242,38 @@ def strip_update_blocks(text: str) -> str:
         return text
     stripped = _BLOCK.sub("", text)
     return re.sub(r"\n{3,}", "\n\n", stripped).strip() if stripped != text else text
+
+
+_OPENERS = ("<updatevariable>", "<jsonpatch>", "<json_patch>")
+
+
+class BlockFilter:
+    """Streamed story text without its update block: everything from the first
+    ``<UpdateVariable>`` / ``<JSONPatch>`` tag on is held back (the block ends the reply in
+    the cards' format), and a trailing ``<`` that may start such a tag waits for more text."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._cut = False
+
+    def feed(self, piece: str) -> str:
+        """The part of ``piece`` that can be shown now."""
+        if self._cut:
+            return ""
+        text = self._held + piece
+        lower = text.lower()
+        found = [lower.find(tag) for tag in _OPENERS if tag in lower]
+        if found:
+            self._cut, self._held = True, ""
+            return text[: min(found)]
+        start = text.rfind("<")
+        if start >= 0 and any(tag.startswith(lower[start:]) for tag in _OPENERS):
+            self._held = text[start:]
+            return text[:start]
+        self._held = ""
+        return text
+
+    def flush(self) -> str:
+        """What is still held back at the end of the stream (a ``<`` that started nothing)."""
+        held, self._held = ("" if self._cut else self._held), ""
+        return held

@@ -170,12 +170,15 @@ class RichScreen:
 
 
 def state_lines(before: Snapshot | None, after: Snapshot, lang: str) -> list[str]:
-    """The state changes of a turn (game state, then MVU variables), one line each."""
+    """The state changes of a turn, one line each: on a card with MVU variables those are
+    the status (the built-in game state is not shown beside them), else the game state."""
     from narrative_cli.state.engine import GameState, state_diff
     from narrative_cli.state.mvu import mvu_diff
 
     if before is None:
         return []
+    if after.mvu:
+        return mvu_diff(before.mvu, after.mvu)
     lines = state_diff(GameState.from_dict(before.state), GameState.from_dict(after.state), lang)
     if after.mvu is not None:
         lines.extend(mvu_diff(before.mvu, after.mvu))

@@ -32,6 +32,7 @@ from narrative_cli.pipeline.events import (
     ToolResultEvent,
     TurnWarning,
 )
+from narrative_cli.state.mvu_commands import BlockFilter
 from narrative_cli.ui.console import Consoles
 from narrative_cli.ui.render import tool_panel
 
@@ -132,7 +133,8 @@ class TurnView:
         self.hold = hold
         self.status = StatusLine(lang, clock)
         self.lock = threading.RLock()
-        self.streamed = ""  # all story text received
+        self.streamed = ""  # the story text received, without its MVU update block
+        self._blocks = BlockFilter()
         self._pending = ""  # received but not yet printed for good
         self.shown_warnings: list[str] = []
         self._live: Live | None = None
@@ -162,6 +164,9 @@ class TurnView:
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+        rest = self._blocks.flush()
+        if rest:
+            self._text(rest)
         if not self.hold:
             self._finish_stream()
 
@@ -192,6 +197,9 @@ class TurnView:
                 self._print(Text(f"! {event.message}", style="warn"))
 
     def _text(self, piece: str) -> None:
+        piece = self._blocks.feed(piece)
+        if not piece:
+            return
         self.streamed += piece
         if self.hold:
             return
