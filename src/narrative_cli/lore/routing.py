@@ -49,7 +49,7 @@ PROMPT_ROUTES = frozenset({WORLDINFO1, WORLDINFO2, WORLDINFO3, KEYWORD, OUTLET})
 
 _TOOL_COMMENT = re.compile(r"^\s*\[TOOL:", re.IGNORECASE)
 _UI_COMMENT = re.compile(r"^\s*\[UI\]", re.IGNORECASE)
-_INITVAR_COMMENT = re.compile(r"^\s*\[initvar\]", re.IGNORECASE)
+_INITVAR_COMMENT = re.compile(r"\[initvar\]", re.IGNORECASE)  # anywhere, as MagVarUpdate reads
 _MVU_UPDATE_COMMENT = re.compile(r"^\s*\[mvu_update\]", re.IGNORECASE)
 
 
@@ -81,7 +81,7 @@ def formatting_kind(entry: LoreEntry) -> str | None:
         return TOOL
     if _UI_COMMENT.match(comment):
         return UI
-    if _INITVAR_COMMENT.match(comment):
+    if _INITVAR_COMMENT.search(comment):
         return INITVAR
     if _MVU_UPDATE_COMMENT.match(comment):
         return MVU_UPDATE

@@ -115,6 +115,26 @@ def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     return row
 
 
+def _mvu(card: Card, entries: list[LoreEntry], routed: list[tuple[LoreEntry, str, str]]
+         ) -> dict[str, Any]:
+    """MVU as a session would start it: detected or not, the variables after greeting 0."""
+    from narrative_cli.state.mvu_init import initialise, initvar_entries
+
+    found = initvar_entries(entries)
+    report: dict[str, Any] = {
+        "initvar": [_initvar_row(e, b) for e, b, r in routed if r == INITVAR],
+        "mvu_update": [_update_row(e, b) for e, b, r in routed if r == MVU_UPDATE],
+        "detected": bool(found), "variables": None, "problems": [], "notes": [],
+    }
+    if found:
+        greeting = card.greetings[0] if card.greetings else ""
+        result = initialise(entries, greeting, char=card.name, lang=card_language(card))
+        report["variables"] = result.data.stat_data
+        report["problems"] = list(result.problems)
+        report["notes"] = list(result.notes)
+    return report
+
+
 def _update_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     return {"uid": entry.uid, "book": book, "comment": entry.comment,
             "constant": entry.constant, "disabled": entry.disabled,
@@ -169,8 +189,7 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
         "tokens": card_tokens(card),
         "lore": _lore(card, worlds),
         "tools": [tool_row(e, b) for e, b, r in routed if r == TOOL],
-        "mvu": {"initvar": [_initvar_row(e, b) for e, b, r in routed if r == INITVAR],
-                "mvu_update": [_update_row(e, b) for e, b, r in routed if r == MVU_UPDATE]},
+        "mvu": _mvu(card, select_lore(card, worlds, "auto").entries, routed),
         "regex_scripts": _regex_row(card),
         "preset": _preset(preset),
     }
@@ -257,7 +276,9 @@ def _lore_view(report: dict[str, Any]) -> Any:
         table.add_column(column, overflow="fold")
     for row in lore["entries"]:
         position = "-" if row["position"] is None else str(row["position"])
-        route = Text(row["route"], style=ROUTE_STYLES.get(row["route"], ""))
+        label = row["route"] + (" (disabled)" if row["disabled"] and row["route"] != "disabled"
+                                else "")
+        route = Text(label, style=ROUTE_STYLES.get(row["route"], ""))
         cells = _plain(preview(row["book"], 16), row["uid"], preview(row["comment"], 30),
                        _keys_text(row), position, _flags(row), _order(row["order"]), route)
         table.add_row(*cells[0 if several else 1 :])
@@ -280,10 +301,23 @@ def _tools_view(report: dict[str, Any]) -> Any:
 
 
 def _mvu_lines(report: dict[str, Any]) -> list[str]:
+    from narrative_cli.state.mvu import mvu_summary
+
+    mvu = report["mvu"]
     lines = []
-    for row in report["mvu"]["initvar"]:
+    if mvu.get("detected"):
+        hidden = sum(1 for row in mvu["initvar"] if row["disabled"])
+        lines.append(f"MVU detected: {len(mvu['initvar'])} [InitVar] entries ({hidden} disabled; "
+                     "MagVarUpdate reads them enabled or not, and they never reach a prompt)")
+        lines += [f"MVU problem: {problem}" for problem in mvu["problems"]]
+        lines += [f"MVU note: {note}" for note in mvu["notes"]]
+        lines.append("MVU variables after greeting 0:")
+        lines += ["  " + line for line in mvu_summary(mvu["variables"], "en").splitlines()]
+    for row in mvu["initvar"]:
         names = ", ".join(row["variables"][:6]) or "no variables"
-        lines.append(f"[initvar] uid {row['uid']} {row['comment']}: {row['format']}, {names}")
+        state = " (disabled)" if row["disabled"] else ""
+        lines.append(f"[initvar] uid {row['uid']} {row['comment']}{state}: {row['format']}, "
+                     f"{names}")
     for row in report["mvu"]["mvu_update"]:
         lines.append(f"[mvu_update] uid {row['uid']} {row['comment']}: {row['tokens']} tokens")
     return lines
