@@ -223,7 +223,7 @@ _FUNCTIONS: dict[str, Any] = {
     "trunc": math.trunc,
 }  # fmt: skip
 _CONSTANTS = {"pi": math.pi, "PI": math.pi, "e": math.e, "E": math.e, "tau": math.tau,
-              "phi": (1 + 5**0.5) / 2}  # fmt: skip
+              "phi": (1 + 5**0.5) / 2, "Infinity": math.inf, "NaN": math.nan}  # fmt: skip
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
     r"|(?P<name>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)|(?P<op>[-+*/^%(),]))"

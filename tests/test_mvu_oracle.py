@@ -1,0 +1,99 @@
+"""Differential test: our MVU engine against MagVarUpdate's own code (the mvu-oracle).
+
+The oracle is copied to a session-scoped temporary directory and installed with ``npm ci``
+(``--prefer-offline``: the npm cache is used when it has the pinned packages); the test skips
+cleanly without node/npm, without ``../shared``, or when the install fails. Cases: the oracle's
+own ``handwritten.jsonl`` and ``fixtures.jsonl`` (the two real cards) plus seeded generated ones.
+After every message the ``stat_data`` must be the same, except where MVU stored NaN/Infinity,
+which we reject on purpose (the command is refused with its reason instead).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SHARED
+from tests.mvu_oracle_support import (
+    compare,
+    compare_masked,
+    generated_cases,
+    nonfinite_in,
+    run_case,
+)
+
+ORACLE = SHARED / "tools" / "mvu-oracle"
+GENERATED = 300
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The installed oracle folder (its ``run_mvu.mjs``)."""
+    if not (ORACLE / "run_mvu.mjs").exists():
+        pytest.skip("../shared/tools/mvu-oracle is not available")
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed to run the MVU oracle")
+    folder = tmp_path_factory.mktemp("mvu-oracle") / "mvu-oracle"
+    shutil.copytree(ORACLE, folder, ignore=shutil.ignore_patterns("node_modules", "build"))
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)
+    install = subprocess.run(
+        ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund"],
+        cwd=folder, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    if install.returncode != 0:
+        pytest.skip(f"npm ci failed for the MVU oracle: {install.stderr.strip()[-300:]}")
+    return folder
+
+
+def _cases() -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = []
+    for name in ("handwritten", "fixtures"):
+        for line in (ORACLE / "cases" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
+            case = json.loads(line)
+            if case.get("card_file"):
+                case["card_file"] = str((ORACLE / "cases" / case["card_file"]).resolve())
+            cases.append(case)
+    return cases + generated_cases(GENERATED)
+
+
+def _run_oracle(oracle: Path, cases: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+    source, target = work / "cases.jsonl", work / "out.jsonl"
+    source.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), "utf-8")
+    done = subprocess.run(
+        ["node", str(oracle / "run_mvu.mjs"), str(source), str(target)],
+        cwd=oracle, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = [json.loads(line) for line in target.read_text("utf-8").splitlines()]
+    return {result["id"]: result for result in results}
+
+
+def test_stat_data_after_every_message_agrees_with_magvarupdate(
+    oracle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = _cases()
+    theirs = _run_oracle(oracle, cases, tmp_path)
+    agreed, nonfinite, differ = 0, 0, []
+    for case in cases:
+        ours, mvu = run_case(case, Path("/")), theirs[case["id"]]
+        problems = compare(ours, mvu)
+        if not problems:
+            agreed += 1
+        elif nonfinite_in(mvu) and not compare_masked(ours, mvu):
+            nonfinite += 1
+        else:
+            differ.append(f"{case['id']}: {problems[0]}")
+    with capsys.disabled():
+        print(
+            f"\nmvu-oracle agreement: {agreed}/{len(cases)} cases identical "
+            f"({100 * agreed / len(cases):.1f}%); {nonfinite} identical but for the values where "
+            f"MVU stored NaN/Infinity (rejected here on purpose); {len(differ)} other differences"
+        )
+    assert not differ, "\n".join(differ[:10])
+    assert agreed >= 0.85 * len(cases)
