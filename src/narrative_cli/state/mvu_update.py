@@ -64,6 +64,7 @@ __all__ = ["MvuData", "UpdateResult", "update_variables"]
 
 _REASONS: dict[str, tuple[str, str]] = {
     "missing": ("路径 {path} 不存在", "{path} does not exist"),
+    "not_number": ("{path} 是数字，{value} 不是数字", "{path} holds a number; {value} is not one"),
     "nonfinite": ("{path} 的新值不是有限数字（{value}）", "{path}: {value} is not a finite number"),
     "whole": (
         "整棵变量树只能换成对象",
@@ -225,12 +226,12 @@ class _Run:
         if not self.strict_set and _is_pair(old) and not isinstance(old[0], list):
             old_value = copy.deepcopy(old[0])
             stored = js_to_number(new) if _is_number(old[0]) and new is not None else new
-            self._finite(path, stored, args[-1])
+            self._number(path, new, stored, args[-1])
             old[0] = stored
             old, pair = old_value, True
         elif _is_number(old) and isinstance(new, str):
             stored = js_to_number(new)
-            self._finite(path, stored, args[-1])
+            self._number(path, new, stored, args[-1])
             js_set(stat, path, stored)
         elif path:
             self._finite(path, new, args[-1])
@@ -246,6 +247,12 @@ class _Run:
         if not self.strict_set and _is_pair(old) and isinstance(final, list):
             old, final = old[0], final[0]
         return f"{trim_quotes(js_stringify(old))}->{trim_quotes(js_stringify(final))} {reason}"
+
+    def _number(self, path: str, given: Any, stored: Any, raw: str) -> None:
+        """A text set on a number must read as a number (MVU would store NaN)."""
+        if isinstance(given, str) and has_nonfinite(stored):
+            raise self.reject("not_number", path=path, value=raw.strip())
+        self._finite(path, stored, raw)
 
     def _finite(self, path: str, value: Any, raw: str) -> None:
         if has_nonfinite(value):
