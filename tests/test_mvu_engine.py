@@ -6,6 +6,7 @@ tests pin the behaviour a card author relies on, with readable inputs, and run w
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -29,8 +30,6 @@ def initvar(uid: int, content: str, *, comment: str = "[InitVar] 变量", disabl
 
 
 def start(tree: dict[str, Any]) -> MvuData:
-    import json
-
     return initialise([initvar(0, json.dumps(tree, ensure_ascii=False))]).data
 
 
@@ -99,8 +98,8 @@ def test_set_keeps_descriptions_coerces_numbers_and_records_display_text() -> No
                  "_.set('列表[1]', 'B');//改")  # fmt: skip
     assert result.data.stat_data == {"角色": {"络络": {"好感度": [15, "0-100"], "HP": 45}},
                                      "列表": ["a", "B"]}  # fmt: skip
-    assert result.data.delta_data == {"角色": {"络络": {"好感度": "10->15 (开心)", "HP": "50->45 "}},
-                                      "列表": [None, "b->B (改)"]}  # fmt: skip
+    changes = {"好感度": "10->15 (开心)", "HP": "50->45 "}
+    assert result.data.delta_data == {"角色": {"络络": changes}, "列表": [None, "b->B (改)"]}
     assert result.data.display_data["角色"]["络络"]["好感度"] == "10->15 (开心)"
 
 
@@ -119,10 +118,13 @@ def test_values_are_read_as_mvu_reads_them() -> None:
 
 def test_json_patch_blocks_translate_as_mvu_translates_them() -> None:
     data = start({"环境": {"时段": "清晨"}, "资金": 30, "物品": ["$__META_EXTENSIBLE__$"]})
-    text = ("<JSONPatch>\n```json\n[{\"op\": \"replace\", \"path\": \"/环境/时段\", \"value\": \"下午\"},"
-            "{\"op\": \"delta\", \"path\": \"/资金\", \"value\": 15},"
-            "{\"op\": \"add\", \"path\": \"/物品/-\", \"value\": \"扫帚\"},"
-            "{\"op\": \"move\", \"from\": \"/资金\", \"path\": \"/环境/资金\"}]\n```\n</JSONPatch>")  # fmt: skip
+    ops = [
+        {"op": "replace", "path": "/环境/时段", "value": "下午"},
+        {"op": "delta", "path": "/资金", "value": 15},
+        {"op": "add", "path": "/物品/-", "value": "扫帚"},
+        {"op": "move", "from": "/资金", "path": "/环境/资金"},
+    ]
+    text = f"<JSONPatch>\n```json\n{json.dumps(ops, ensure_ascii=False)}\n```\n</JSONPatch>"
     result = update_variables(text, data, lang="en")
     assert result.data.stat_data == {"环境": {"时段": "下午"}, "资金": 45, "物品": ["扫帚"]}
     assert [r.reason for r in result.rejected] == ["MVU has no move command (ignored)"]
