@@ -7,6 +7,7 @@ recording consoles) against the scripted server. The writer's reply ends with th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,15 @@ def test_real_mvu_card_starts_with_variables_and_applies_the_writers_set(
     assert record["narrative"] == STORY
     assert case.command in record["mvu_block"]
     assert record["mvu_applied"] == [{"patch": case.command, "accepted": True}]
+
+    game.play.export(tmp_path / "chat.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "chat.jsonl").read_text("utf-8").splitlines()]
+    reply_line = next(line for line in lines[1:] if STORY in str(line.get("mes")))
+    assert case.command in reply_line["mes"]  # SillyTavern's MVU finds the block in the message
+    game.play.export(tmp_path / "dump.json")
+    dump = json.loads((tmp_path / "dump.json").read_text("utf-8"))
+    snapshot = dump["turns"][-1]["swipes"][0]["snapshot"]
+    assert case.after.split(": ")[1] in json.dumps(snapshot["mvu"], ensure_ascii=False)
 
     game.run("我回到教堂。")
     second = requests_of(scripted_server, "writing") or requests_of(

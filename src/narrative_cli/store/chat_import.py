@@ -135,13 +135,22 @@ def _record(
     number: int, user_input: str | None, text: str, ours: Json | None, imported: Json
 ) -> Json:
     if ours is None:
-        return {"number": number, "user_input": user_input, "narrative": text, "imported": imported}
+        record: Json = {"number": number, "user_input": user_input, "imported": imported}
+        return {**record, **_narrative(text)}
     record = {**ours, "number": number, "imported": imported}
     if message_text(ours) != text:  # edited in SillyTavern after the export
-        record.update(narrative=text, post_outputs={})
+        record.update(post_outputs={}, **_narrative(text))
     if number and user_input is not None and ours.get("user_input") != user_input:
         record["user_input"] = user_input
     return record
+
+
+def _narrative(text: str) -> Json:
+    """A message's story text and its MVU update block, kept apart as a played turn keeps them."""
+    from narrative_cli.state.mvu_commands import strip_update_blocks, update_blocks
+
+    block = update_blocks(text)
+    return {"narrative": strip_update_blocks(text), **({"mvu_block": block} if block else {})}
 
 
 def _swipe_texts(message: ChatMessage, number: int, warnings: list[str]) -> tuple[list[str], int]:

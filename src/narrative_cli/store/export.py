@@ -98,8 +98,9 @@ def session_header(info: SessionInfo) -> Json:
 
 
 def message_text(record: Json) -> str:
-    """The visible text of a turn: its narrative, then any post-pipeline tool outputs."""
-    parts = [str(record.get("narrative") or "")]
+    """The message text of a turn: its narrative, the MVU update block it carried (as
+    SillyTavern keeps it in the message), then any post-pipeline tool outputs."""
+    parts = [str(record.get("narrative") or ""), str(record.get("mvu_block") or "")]
     outputs = record.get("post_outputs")
     if isinstance(outputs, dict):
         parts.extend(str(text) for text in outputs.values() if str(text or "").strip())
