@@ -162,3 +162,21 @@ def test_malformed_updates_are_rejected_with_reasons_and_the_turn_goes_on(
     reasons += [f"教堂.{name} 的新值不是有限数字" for name in ("民声", "累计捐款")]
     for reason in reasons:
         assert reason in shown
+
+
+def test_continue_keeps_the_update_of_the_reply_it_extends(
+    tmp_path: Path, scripted_server: ScriptedServer, sessions: list[Session]
+) -> None:
+    card = fixture_file("zh/nun-ninja-anime.png")
+    writes = [reply(STORY, "_.set('教堂.持有资金', 30, 45);//募捐"), SECOND]
+    Script({"writing": list(writes), "merged_writing": list(writes)}).install(scripted_server)
+    game = open_session(tmp_path, scripted_server, card)
+    sessions.append(game)
+    game.run("我去募捐。")
+    outcome, shown = game.run("/continue")
+    assert outcome == Outcome() and SECOND in shown and "<UpdateVariable>" not in shown
+    record = game.store.record(game.play.session_id, 1)
+    assert record["narrative"] == f"{STORY}\n\n{SECOND}"
+    assert "_.set('教堂.持有资金', 30, 45);" in record["mvu_block"]
+    _, shown = game.run("/vars")
+    assert "持有资金: 45" in shown

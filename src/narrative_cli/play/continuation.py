@@ -27,10 +27,11 @@ INSTRUCTION = {
 class ContinuingBackend:
     """A writer backend that continues ``so_far`` instead of starting afresh."""
 
-    def __init__(self, inner: Backend, so_far: str, lang: str) -> None:
+    def __init__(self, inner: Backend, so_far: str, lang: str, block: str = "") -> None:
         self.inner = inner
         self.so_far = so_far
         self.lang = lang
+        self.block = block  # the reply's MVU update block, applied again unless a new one comes
         self.name = getattr(inner, "name", "continue")
         self.model = getattr(inner, "model", "")
 
@@ -46,8 +47,12 @@ class ContinuingBackend:
             Message("user", INSTRUCTION["zh" if self.lang == "zh" else "en"]),
         ]
         reply = self.inner.complete(replace(request, messages=messages), on_text)
+        from narrative_cli.state.mvu_commands import has_update
+
         new_text = clean_narrative(reply.text)
         joined = f"{self.so_far.rstrip()}\n\n{new_text}" if new_text else ""
+        if joined and self.block and not has_update(new_text):
+            joined = f"{joined}\n\n{self.block}"
         return replace(reply, text=joined)
 
     def close(self) -> None:
@@ -57,16 +62,17 @@ class ContinuingBackend:
 class ContinuedBackends(BackendSet):
     """The session's backends with the writing agents continuing ``so_far``."""
 
-    def __init__(self, inner: BackendSet, so_far: str, lang: str) -> None:
+    def __init__(self, inner: BackendSet, so_far: str, lang: str, block: str = "") -> None:
         super().__init__(settings=inner.settings, fixed=inner.fixed, opener=inner.opener)
         self.inner = inner
         self.so_far = so_far
         self.lang = lang
+        self.block = block
 
     def get(self, agent: str) -> tuple[Backend, AgentSettings]:
         backend, settings = self.inner.get(agent)
         if agent in WRITERS:
-            return ContinuingBackend(backend, self.so_far, self.lang), settings
+            return ContinuingBackend(backend, self.so_far, self.lang, self.block), settings
         return backend, settings
 
     def model_of(self, agent: str) -> str:

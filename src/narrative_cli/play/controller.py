@@ -220,11 +220,12 @@ class PlaySession:
         number = self._last_number("continue")
         record = self._record(number)
         user_input, so_far = str(record.get("user_input") or ""), str(record.get("narrative") or "")
+        block = str(record.get("mvu_block") or "")
 
         stream = int(record.get("rng_stream") or 0)  # the same dice as the text it extends
 
         def action(lst: Listener | None) -> TurnResult:
-            extended = ContinuedBackends(self.backends, so_far, self.story.lang)
+            extended = ContinuedBackends(self.backends, so_far, self.story.lang, block)
             return self._redo(number, user_input, lst, backends=extended, rng_stream=stream)
 
         return self._attempt("continue", user_input, action, listener)
