@@ -81,10 +81,9 @@ def parse_command_value(text: str) -> Any:
     else:
         return _precise(number)
     try:
-        loaded = yaml.load(trimmed, Loader=JsonLikeLoader)  # a SafeLoader subclass
+        return _yaml(trimmed)
     except yaml.YAMLError:
         return trim_quotes(text)
-    return _string_keys(loaded)
 
 
 def _precise(number: float) -> float | int:
@@ -120,7 +119,20 @@ def parse_text(text: str) -> Any:
 
 
 def _yaml(text: str) -> Any:
-    return _string_keys(yaml.load(text, Loader=JsonLikeLoader))  # a SafeLoader subclass
+    """YAML with JSON's scalars; a tag that makes a non-JSON value (``!!set``, ``!!binary``)
+    counts as a YAML error, as the value could not be stored."""
+    loaded = _string_keys(yaml.load(text, Loader=JsonLikeLoader))  # a SafeLoader subclass
+    if not _json_like(loaded):
+        raise yaml.YAMLError("not a JSON value")
+    return loaded
+
+
+def _json_like(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_json_like(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_json_like(item) for item in value)
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def _string_keys(value: Any) -> Any:
