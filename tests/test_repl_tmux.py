@@ -100,7 +100,7 @@ def test_type_see_the_story_stream_cancel_with_ctrl_c_and_leave_with_ctrl_d(
     partial = term.wait_for(lambda s: first in s and full not in s, "the story to start streaming")
     assert "Writing ·" in partial  # the live status line under the text
     done = term.wait_for(lambda s: "calls 5 · tokens" in s, "the turn to finish")
-    assert full in done and "Location: Start → Lamp room" in done
+    assert full in done and "/keeper/lamp_oil: 12 → 11" in done
     assert "Writing ·" not in done  # the status line is gone
 
     term.type("I trim the wick.")
