@@ -106,7 +106,7 @@ def test_turn_file_shows_calls_tools_events_and_state(
     assert "- roll_dice [planning]: Check: 1d20" in text
     assert "paraffin" in text.split("Rejected:")[1].split("##")[0]
     assert "- [Turn 1] The apprentice trimmed the wick" in text
-    assert "- rejected" in text and "/weather/wind" in text
+    assert "- rejected" in text and "weather.wind" in text
     assert '"location": "lamp room"' in text.split("## State after the turn")[1]
     assert (tmp_path / "turn-0002.md").exists()
     assert {c["turn"] for c in read_calls(tmp_path)} == {1, 2}
