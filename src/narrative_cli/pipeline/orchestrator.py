@@ -18,10 +18,11 @@ Stages, in order:
 5. **recall** (serial): the named turns' original text for ``<text_recall>``.
 6. **writing**: the writer (or the merged writer) streams the story to the listener.
 7. **analysis**: events and a summary entry, applied through the state engine (rejected events
-   kept with their reasons); then post-pipeline tools and ``mvu_extract`` (automatic when the
-   lore has ``[initvar]`` or ``[mvu_update]``), see ``pipeline.post``.
+   kept with their reasons); then post-pipeline tools and ``mvu_extract`` (when the lore has
+   ``[InitVar]`` or ``[mvu_update]`` entries and the writer's reply carried no MVU update, which
+   ``writing`` already applied: ``pipeline.mvu_step``), see ``pipeline.post``.
 
-Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract,
+Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract (if called),
 plus one corrective retry per JSON reply that does not parse.
 
 ``run_turn`` never changes ``story``: it returns a ``TurnResult`` holding the new snapshot,
