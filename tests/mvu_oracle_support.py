@@ -194,3 +194,47 @@ def generated_cases(count: int, seed: int = 14) -> list[dict[str, Any]]:
         body = "正文。\n<UpdateVariable>\n" + "\n".join(lines) + "\n</UpdateVariable>"
         cases.append({"id": f"generated-{number}", "stat_data": _BASE, "messages": [body]})
     return cases
+
+
+_POINTERS = ["/角色/络络/HP", "/背包/苹果", "/背包/新物品", "/列表/1", "/列表/-", "/可扩列表/-",
+             "/可扩列表/0", "/任务/新任务", "/世界/天数", "/固定/a", "/不存在"]  # fmt: skip
+_PATCH_VALUES: list[Any] = [3, -2, "文本", {"进度": 5}, [1, 2], None, True, 1.5]
+_INITVARS = [
+    "角色:\n  名字: <user>\n  好感度: [10, '0-100']\n背包:\n  $meta: {extensible: true}\n  苹果: 2",
+    "{角色: {名字: '{{user}}', 等级: 1,}, 队伍: ['{{char}}', '$__META_EXTENSIBLE__$'],}",
+    '```yaml\n世界:\n  时间: "08:30"\n  天气: 晴\n```',
+    "<initvar>\n状态:\n  - 清醒\n  - 饥饿\n</initvar>",
+    '{"角色": {"$meta": {"required": ["名字"], "extensible": true}, "名字": "A", "称号": "B"}}',
+]
+
+
+_GREETINGS = [
+    "",
+    "你好。\n<UpdateVariable>\n_.set('角色.名字', '小明');\n</UpdateVariable>",
+    "开场。\n<initvar>\n地点: 码头\n</initvar>",
+]
+_LATER = ["_.insert('角色', '称号', '勇者');//", "_.remove('角色', '名字');"]
+
+
+def generated_patch_and_init_cases(count: int, seed: int = 41) -> list[dict[str, Any]]:
+    """Seeded JSONPatch blocks, YAML/JSON5 initvar entries and greeting commands."""
+    rng = random.Random(seed)
+    cases = []
+    for number in range(count):
+        ops = []
+        for _ in range(rng.randint(1, 4)):
+            op = rng.choice(["replace", "delta", "add", "insert", "remove"])
+            item: dict[str, Any] = {"op": op, "path": rng.choice(_POINTERS)}
+            if op != "remove":
+                item["value"] = rng.choice(_PATCH_VALUES)
+            ops.append(item)
+        patch = json.dumps(ops, ensure_ascii=False)
+        initvar = rng.sample(_INITVARS, rng.randint(1, 3))
+        greeting = rng.choice(_GREETINGS)
+        extra = "<UpdateVariable>\n" + "\n".join(_LATER) + "\n</UpdateVariable>"
+        cases.append({
+            "id": f"generated-patch-{number}", "stat_data": _BASE, "initvar": initvar,
+            "greeting": greeting, "user": "Ada", "char": "Edda",
+            "messages": [f"正文。\n<JSONPatch>\n{patch}\n</JSONPatch>", "ok", f"正文二。\n{extra}"],
+        })  # fmt: skip
+    return cases

@@ -23,6 +23,7 @@ from tests.mvu_oracle_support import (
     compare,
     compare_masked,
     generated_cases,
+    generated_patch_and_init_cases,
     nonfinite_in,
     run_case,
 )
@@ -59,7 +60,7 @@ def _cases() -> list[dict[str, Any]]:
             if case.get("card_file"):
                 case["card_file"] = str((ORACLE / "cases" / case["card_file"]).resolve())
             cases.append(case)
-    return cases + generated_cases(GENERATED)
+    return cases + generated_cases(GENERATED) + generated_patch_and_init_cases(GENERATED // 2)
 
 
 def _run_oracle(oracle: Path, cases: list[dict[str, Any]], work: Path) -> dict[str, Any]:
