@@ -61,22 +61,49 @@ def case_entries(case: dict[str, Any], base: Path) -> tuple[list[LoreEntry], lis
     return entries, swipes
 
 
+FIELDS = ("stat_data", "display_data", "delta_data")
+
+
 def run_case(case: dict[str, Any], base: Path) -> list[dict[str, Any] | None]:
     """Our ``stat_data`` after the greeting and after each message (``None`` = not stored)."""
+    return [None if step is None else step["stat_data"] for step in run_case_full(case, base)]
+
+
+def run_case_full(case: dict[str, Any], base: Path) -> list[dict[str, Any] | None]:
+    """Our ``stat_data``, ``display_data`` and ``delta_data`` after each message."""
     entries, swipes = case_entries(case, base)
     user, char = case.get("user", "User"), case.get("char", "Char")
     greeting = swipes[case.get("greeting_swipe", 0)]
     init = initialise(entries, greeting, user=user, char=char)
     data: MvuData = init.data
-    steps: list[dict[str, Any] | None] = [data.stat_data]
+    steps: list[dict[str, Any] | None] = [_fields(data)]
     for raw in case.get("messages") or []:
         message = {"role": "assistant", "text": raw} if isinstance(raw, str) else raw
         if message["role"] == "assistant" and len(message["text"]) < 5:
             steps.append(None)
             continue
         data = update_variables(message["text"], data, user=user, char=char).data
-        steps.append(data.stat_data)
+        steps.append(_fields(data))
     return steps
+
+
+def _fields(data: MvuData) -> dict[str, Any]:
+    return {"stat_data": data.stat_data, "display_data": data.display_data,
+            "delta_data": data.delta_data}  # fmt: skip
+
+
+def compare_display(ours: list[Any], theirs: dict[str, Any]) -> list[str]:
+    """The steps where our display_data or delta_data differ from the oracle's."""
+    problems: list[str] = []
+    for index, step in enumerate(theirs.get("steps") or []):
+        mine = ours[index] if index < len(ours) else None
+        for name in ("display_data", "delta_data"):
+            expected = None if step.get("skipped") else step[name]
+            got = None if mine is None else _normal(mine[name])
+            if got != expected:  # 5 == 5.0, as JSON numbers are
+                mine_text = json.dumps(got, ensure_ascii=False)[:200]
+                problems.append(f"message {index} {name}: ours {mine_text} != mvu {expected}")
+    return problems
 
 
 def _normal(value: Any) -> Any:

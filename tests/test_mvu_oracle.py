@@ -5,7 +5,8 @@ The oracle is copied to a session-scoped temporary directory and installed with 
 cleanly without node/npm, without ``../shared``, or when the install fails. Cases: the oracle's
 own ``handwritten.jsonl`` and ``fixtures.jsonl`` (the two real cards) plus seeded generated ones.
 After every message the ``stat_data`` must be the same, except where MVU stored NaN/Infinity,
-which we reject on purpose (the command is refused with its reason instead).
+which we reject on purpose (the command is refused with its reason instead); where stat_data
+agrees, MVU's ``display_data`` and ``delta_data`` (the ``old->new (reason)`` texts) must too.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import pytest
 from tests.conftest import SHARED
 from tests.mvu_oracle_support import (
     compare,
+    compare_display,
     compare_masked,
     generated_cases,
     generated_patch_and_init_cases,
     nonfinite_in,
-    run_case,
+    run_case_full,
 )
 
 ORACLE = SHARED / "tools" / "mvu-oracle"
@@ -82,10 +84,12 @@ def test_stat_data_after_every_message_agrees_with_magvarupdate(
     theirs = _run_oracle(oracle, cases, tmp_path)
     agreed, nonfinite, differ = 0, 0, []
     for case in cases:
-        ours, mvu = run_case(case, Path("/")), theirs[case["id"]]
+        full, mvu = run_case_full(case, Path("/")), theirs[case["id"]]
+        ours = [None if step is None else step["stat_data"] for step in full]
         problems = compare(ours, mvu)
         if not problems:
             agreed += 1
+            differ += [f"{case['id']}: {p}" for p in compare_display(full, mvu)[:1]]
         elif nonfinite_in(mvu) and not compare_masked(ours, mvu):
             nonfinite += 1
         else:

@@ -90,10 +90,9 @@ def initialise(
     data.schema = schema
     clean_up_metadata(data.stat_data)
     _greeting_block(greeting, user, char, result)
-    if greeting:
-        update = update_variables(greeting, data, lang=lang, user=user, char=char)
-        result.data = update.data
-        result.greeting_update = update
+    update = update_variables(greeting, result.data, lang=lang, user=user, char=char)
+    result.data = update.data
+    result.greeting_update = update
     return result
 
 
