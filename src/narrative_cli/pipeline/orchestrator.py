@@ -22,8 +22,8 @@ Stages, in order:
    ``[InitVar]`` or ``[mvu_update]`` entries and the writer's reply carried no MVU update, which
    ``writing`` already applied: ``pipeline.mvu_step``), see ``pipeline.post``.
 
-Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract (if called),
-plus one corrective retry per JSON reply that does not parse.
+Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract
+(when it runs), plus one corrective retry per JSON reply that does not parse.
 
 ``run_turn`` never changes ``story``: it returns a ``TurnResult`` holding the new snapshot,
 and the caller commits it (store) and then calls ``story.advance(result)``. Failures:
