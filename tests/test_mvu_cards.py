@@ -180,3 +180,22 @@ def test_continue_keeps_the_update_of_the_reply_it_extends(
     assert "_.set('教堂.持有资金', 30, 45);" in record["mvu_block"]
     _, shown = game.run("/vars")
     assert "持有资金: 45" in shown
+
+
+def test_inspect_says_mvu_is_detected_shows_its_variables_and_marks_disabled_entries() -> None:
+    from typer.testing import CliRunner
+
+    from narrative_cli.cli.app import app
+
+    card = fixture_file("zh/nun-ninja-anime.png")
+    result = CliRunner().invoke(app, ["inspect", str(card), "--json"])
+    assert result.exit_code == 0, result.output
+    mvu = json.loads(result.output)["mvu"]
+    assert mvu["detected"] is True and mvu["problems"] == []
+    assert mvu["variables"]["教堂"]["持有资金"] == 30
+    assert [row["disabled"] for row in mvu["initvar"]] == [True]
+
+    shown = CliRunner().invoke(app, ["inspect", str(card)], env={"COLUMNS": "160"}).output
+    assert "MVU detected: 1 [InitVar] entries (1 disabled" in shown
+    assert "持有资金: 30" in shown
+    assert "initvar (disabled)" in shown
