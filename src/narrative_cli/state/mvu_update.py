@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from narrative_cli.state.mvu import PatchRecord
@@ -52,8 +52,11 @@ from narrative_cli.state.mvu_schema import (
 from narrative_cli.state.mvu_values import (
     UNDEFINED,
     has_nonfinite,
+    iso_string,
+    js_date,
     js_equal,
     js_number,
+    js_string,
     js_stringify,
     js_to_number,
     parse_command_value,
@@ -282,7 +285,7 @@ class _Run:
             if target.get("type") == "object" and target.get("extensible") is False:
                 if len(args) == 2:
                     raise self.reject("closed_merge", path=path or "/")
-                key = _js_string(parse_command_value(args[1]))
+                key = js_string(parse_command_value(args[1]))
                 if key not in target.get("properties", {}):
                     raise self.reject("closed_key", path=path or "/", key=key)
             elif target.get("type") == "array" and target.get("extensible") is not True:
@@ -327,7 +330,7 @@ class _Run:
             label = "tail" if key in ("-", -1) else js_number(key)
             collection.insert(index, value)
             return f"ASSIGNED {js_stringify(value)} into '{path}' at index {label} {reason}"
-        name = _js_string(key)
+        name = js_string(key)
         if isinstance(collection, (dict, list)):
             if isinstance(collection, dict):
                 collection[name] = value
@@ -378,7 +381,7 @@ class _Run:
         if schema.get("type") == "array" and schema.get("extensible") is not True:
             raise self.reject("closed_remove", path=container_path)
         if schema.get("type") == "object":
-            name = _js_string(key)
+            name = js_string(key)
             prop = schema.get("properties", {}).get(name)
             if isinstance(prop, dict) and prop.get("required") is True:
                 raise self.reject("required", key=name, path=container_path or "/")
@@ -402,7 +405,7 @@ class _Run:
                 del collection[name]
                 return f"REMOVED {int(target) + 1}th entry ('{name}') from object '{path}' {reason}"
         else:
-            name = _js_string(target)
+            name = js_string(target)
             if name in collection:
                 del collection[name]
                 return f"REMOVED key '{name}' from object '{path}' {reason}"
@@ -421,12 +424,12 @@ class _Run:
         )
         value = current[0] if pair else current
         delta = parse_command_value(args[1])
-        date = _js_date(value) if isinstance(value, str) else None
+        date = js_date(value) if isinstance(value, str) else None
         if date is not None or _is_number(value):
             if not _is_number(delta):
                 raise self.reject("add_delta", value=args[1].strip())
             if date is not None:
-                result: Any = _iso(date + timedelta(milliseconds=delta))
+                result: Any = iso_string(date + timedelta(milliseconds=delta))
             else:
                 total = value + delta
                 self._finite(path, total, args[1])
@@ -456,51 +459,3 @@ def _js_type(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     return "number" if _is_number(value) else "string"
-
-
-def _js_string(value: Any) -> str:
-    """JavaScript's ``String(value)``."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if value is UNDEFINED:
-        return "undefined"
-    if isinstance(value, bool) or _is_number(value):
-        return js_number(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
-    return "[object Object]"
-
-
-_DATE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?"
-)
-
-
-def _js_date(text: str) -> datetime | None:
-    """An ISO date as ``new Date(text)`` reads it (times without a zone taken as UTC here)."""
-    match = _DATE.fullmatch(text.strip())
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, millis, zone = match.groups()
-    try:
-        day_start = datetime(int(year), int(month), int(day), tzinfo=timezone.utc)
-        micro = int((millis or "0").ljust(3, "0")) * 1000
-        moment = day_start.replace(
-            hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0), microsecond=micro
-        )
-    except ValueError:
-        return None
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    return moment
-
-
-def _iso(moment: datetime) -> str:
-    """``Date.prototype.toISOString``."""
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

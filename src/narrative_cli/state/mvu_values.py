@@ -7,6 +7,8 @@
   ``<JSONPatch>`` arrays): YAML first unless the text starts with ``{`` or ``[``, then JSON5.
 - ``js_stringify`` is ``JSON.stringify`` (numbers as JavaScript prints them), used for the
   ``old->new (reason)`` text of ``display_data`` / ``delta_data``.
+- ``js_to_number``, ``js_string``, ``js_equal``, ``js_date``: JavaScript's ``Number()``,
+  ``String()``, lodash's ``isEqual`` and ``new Date()`` (ISO dates) on JSON values.
 - ``substitute_macros`` replaces ``{{user}}``, ``{{char}}``, ``<user>``, ``<bot>``, ``<char>``
   (any case), which MVU applies to ``[InitVar]`` content and to every message it reads.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import yaml
@@ -34,7 +37,13 @@ __all__ = [
     "UNDEFINED",
     "TextParseError",
     "has_nonfinite",
+    "iso_string",
+    "js_date",
+    "js_equal",
+    "js_number",
+    "js_string",
     "js_stringify",
+    "js_to_number",
     "parse_command_value",
     "parse_text",
     "substitute_macros",
@@ -255,3 +264,55 @@ def js_equal(left: Any, right: Any) -> bool:
     if isinstance(left, (dict, list)) or isinstance(right, (dict, list)):
         return False
     return bool(left == right)
+
+
+def js_string(value: Any) -> str:
+    """JavaScript's ``String(value)``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if value is UNDEFINED:
+        return "undefined"
+    if isinstance(value, bool) or _plain_number(value):
+        return js_number(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"
+
+
+_DATE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?"
+    r"(Z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def js_date(text: str) -> datetime | None:
+    """An ISO date as ``new Date(text)`` reads it (times without a zone taken as UTC here)."""
+    match = _DATE.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, millis, zone = match.groups()
+    try:
+        day_start = datetime(int(year), int(month), int(day), tzinfo=timezone.utc)
+        micro = int((millis or "0").ljust(3, "0")) * 1000
+        moment = day_start.replace(
+            hour=int(hour or 0), minute=int(minute or 0), second=int(second or 0), microsecond=micro
+        )
+    except ValueError:
+        return None
+    if zone and zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        moment -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return moment
+
+
+def iso_string(moment: datetime) -> str:
+    """``Date.prototype.toISOString``."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def _plain_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
