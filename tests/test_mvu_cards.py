@@ -199,3 +199,18 @@ def test_inspect_says_mvu_is_detected_shows_its_variables_and_marks_disabled_ent
     assert "MVU detected: 1 [InitVar] entries (1 disabled" in shown
     assert "持有资金: 30" in shown
     assert "initvar (disabled)" in shown
+
+
+def test_commands_the_player_types_apply_before_the_writer_sees_the_state(
+    tmp_path: Path, scripted_server: ScriptedServer, sessions: list[Session]
+) -> None:
+    card = fixture_file("zh/nun-ninja-anime.png")
+    Script({"writing": STORY, "merged_writing": STORY}).install(scripted_server)
+    game = open_session(tmp_path, scripted_server, card)
+    sessions.append(game)
+    outcome, shown = game.run("我数了数钱。_.set('教堂.持有资金', 30, 99);//盘点")
+    assert outcome == Outcome() and "/教堂/持有资金: 30 → 99" in shown
+    writer = requests_of(scripted_server, "writing") or requests_of(
+        scripted_server, "merged_writing"
+    )
+    assert "持有资金: 99" in (block(message(writer[-1], "user"), "state_summary") or "")

@@ -8,7 +8,8 @@ is what the player sees and what later prompts read back as history.
 
 ``run_mvu_extract`` asks the ``mvu_extract`` agent for the same native block when the writer
 gave none (a card whose writer prompt does not ask for one); when the writer's reply already
-carried commands, it is not called, so no change is applied twice.
+carried commands, it is not called, so no change is applied twice. ``apply_input`` applies
+commands the player typed, before any prompt is built (MVU handles sent messages too).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from narrative_cli.state.mvu import mvu_summary
 from narrative_cli.state.mvu_commands import has_update, strip_update_blocks, update_blocks
 from narrative_cli.state.mvu_update import MvuData, update_variables
 
-__all__ = ["apply_reply", "run_mvu_extract"]
+__all__ = ["apply_input", "apply_reply", "run_mvu_extract"]
+
+
+def apply_input(state: TurnState) -> None:
+    """Commands in the player's own message are applied first, as MVU does for a sent message
+    (the text itself is left as typed)."""
+    if state.story.uses_mvu and has_update(state.user_input):
+        _apply(state, state.user_input)
 
 
 def apply_reply(state: TurnState, text: str) -> str:

@@ -50,6 +50,7 @@ from narrative_cli.lore.routing import MVU_UPDATE, TOOL, formatting_kind
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
+from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
@@ -115,6 +116,7 @@ def run_turn(
     state = TurnState.start(story, user_input, snapshot, calls, rng_stream)
     if problem:
         state.warn("lore", problem)
+    apply_input(state)
     notes: list[str] = []
     try:
         _run_stages(state, notes)
