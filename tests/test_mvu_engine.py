@@ -195,3 +195,8 @@ def test_a_streamed_reply_stops_before_the_block_even_when_the_tag_is_split() ->
     assert shown == "她笑了。"
     other = BlockFilter()
     assert other.feed("a < b") == "a < b" and other.feed(" <") == " " and other.flush() == "<"
+
+
+def test_non_finite_numbers_in_initvar_are_saved_as_null_as_sillytavern_saves_them() -> None:
+    result = initialise([initvar(0, "{生命: Infinity, 列表: [NaN, 1]}")])
+    assert result.data.stat_data == {"生命": None, "列表": [None, 1]}

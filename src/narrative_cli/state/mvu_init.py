@@ -32,7 +32,12 @@ from narrative_cli.state.initvar import read_initvar
 from narrative_cli.state.mvu_paths import merge_replacing_arrays
 from narrative_cli.state.mvu_schema import clean_up_metadata, generate_schema, root_flags
 from narrative_cli.state.mvu_update import MvuData, UpdateResult, update_variables
-from narrative_cli.state.mvu_values import TextParseError, parse_text, substitute_macros
+from narrative_cli.state.mvu_values import (
+    TextParseError,
+    has_nonfinite,
+    parse_text,
+    substitute_macros,
+)
 
 __all__ = ["InitResult", "initialise", "initvar_entries", "is_initvar"]
 
@@ -111,13 +116,24 @@ def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult) -> A
     except TextParseError as problem:
         raise LorebookError(f"{label}: {problem}") from None
     if parsed is None or isinstance(parsed, (dict, list)):
-        return parsed
+        return saved_as_json(parsed)
     try:
         older = read_initvar(text)
     except LorebookError as problem:
         raise LorebookError(f"{label}: {problem}") from None
     result.notes.append(f"{label}: read as indented 'key: value' text")
     return older.variables
+
+
+def saved_as_json(value: Any) -> Any:
+    """``value`` as SillyTavern saves it: NaN and ±Infinity (JSON5 allows them) become null."""
+    if isinstance(value, float) and has_nonfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: saved_as_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [saved_as_json(item) for item in value]
+    return value
 
 
 def _greeting_block(greeting: str, user: str, char: str, result: InitResult) -> None:
@@ -131,7 +147,7 @@ def _greeting_block(greeting: str, user: str, char: str, result: InitResult) -> 
             result.problems.append(f"greeting <initvar> block: {problem}")
             continue
         if isinstance(parsed, dict):
-            merge_replacing_arrays(override, parsed)
+            merge_replacing_arrays(override, saved_as_json(parsed))
             applied = True
     if applied:
         result.data.stat_data = override
