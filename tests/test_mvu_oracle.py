@@ -1,8 +1,9 @@
 """Differential test: our MVU engine against MagVarUpdate's own code (the mvu-oracle).
 
-The oracle is copied to a session-scoped temporary directory and installed with ``npm ci``
-(``--prefer-offline``: the npm cache is used when it has the pinned packages); the test skips
-cleanly without node/npm, without ``../shared``, or when the install fails. Cases: the oracle's
+The oracle's npm packages are installed before the tests, never by them (no test touches the
+network): ``.ci/oracles`` copies it to ``.cache/mvu-oracle`` and runs ``npm ci`` there (``.ci/run``
+calls it). The test skips cleanly without node, without ``../shared``, or when that install is
+missing (``NARRATIVE_MVU_ORACLE`` points elsewhere). Cases: the oracle's
 own ``handwritten.jsonl`` and ``fixtures.jsonl`` (the two real cards) plus seeded generated ones.
 After every message the ``stat_data`` must be the same, except where MVU stored NaN/Infinity,
 which we reject on purpose (the command is refused with its reason instead); where stat_data
@@ -12,6 +13,7 @@ agrees, MVU's ``display_data`` and ``delta_data`` (the ``old->new (reason)`` tex
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import ROOT, SHARED
 from tests.mvu_oracle_support import (
     compare,
     compare_display,
@@ -35,22 +37,15 @@ GENERATED = 300
 
 
 @pytest.fixture(scope="session")
-def oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The installed oracle folder (its ``run_mvu.mjs``)."""
+def oracle() -> Path:
+    """The installed oracle folder (its ``run_mvu.mjs`` and ``node_modules``)."""
     if not (ORACLE / "run_mvu.mjs").exists():
         pytest.skip("../shared/tools/mvu-oracle is not available")
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to run the MVU oracle")
-    folder = tmp_path_factory.mktemp("mvu-oracle") / "mvu-oracle"
-    shutil.copytree(ORACLE, folder, ignore=shutil.ignore_patterns("node_modules", "build"))
-    for path in [folder, *folder.rglob("*")]:
-        path.chmod(path.stat().st_mode | 0o200)
-    install = subprocess.run(
-        ["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund"],
-        cwd=folder, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    if install.returncode != 0:
-        pytest.skip(f"npm ci failed for the MVU oracle: {install.stderr.strip()[-300:]}")
+    if shutil.which("node") is None:
+        pytest.skip("node is needed to run the MVU oracle")
+    folder = Path(os.environ.get("NARRATIVE_MVU_ORACLE") or ROOT / ".cache" / "mvu-oracle")
+    if not (folder / "node_modules").is_dir() or not (folder / "run_mvu.mjs").exists():
+        pytest.skip(f"the MVU oracle is not installed in {folder}: run `bash .ci/oracles`")
     return folder
 
 
