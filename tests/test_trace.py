@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from narrative_cli.credentials import scrub
 from narrative_cli.errors import AuthenticationError, NarrativeError
 from narrative_cli.pipeline.orchestrator import run_turn
 from narrative_cli.pipeline.story import open_story
-from narrative_cli.pipeline.trace import CallTrace, TraceWriter, read_calls, scrub
+from narrative_cli.pipeline.trace import CallTrace, TraceWriter, read_calls
 from narrative_cli.pipeline.trace_text import fenced
 
 from . import servers
@@ -154,17 +155,20 @@ def test_budget_cuts_are_recorded_in_result_and_trace(
     assert f"- {cut['agent']}: " in text.split("## Prompt budget cuts")[1]
 
 
-def test_scrub_drops_credentials_at_any_depth() -> None:
+def test_scrub_masks_credentials_at_any_depth() -> None:
     data = {
         "model": "m",
         "Authorization": "Bearer x",
-        "extra": [{"x-api-key": "k", "a": 1}],
+        "extra": [{"x-api-key": "k", "a": 1, "secret_key": "s", "password": "p"}],
         "schema": {"properties": {"key": {"type": "string"}}},
+        "api_key_env": "DEEPSEEK_API_KEY",
     }
     assert scrub(data) == {
         "model": "m",
-        "extra": [{"a": 1}],
+        "Authorization": "***",
+        "extra": [{"x-api-key": "***", "a": 1, "secret_key": "***", "password": "***"}],
         "schema": {"properties": {"key": {"type": "string"}}},
+        "api_key_env": "DEEPSEEK_API_KEY",
     }
 
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import yaml
 
 from narrative_cli import paths
+from narrative_cli.credentials import is_secret_name, remember
 from narrative_cli.errors import ConfigError
 
 PROVIDERS = ("openai", "anthropic", "local")
@@ -37,7 +38,6 @@ _CHOICES = {
     "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
     "response_format": ("auto", "json_schema", "json_object", "none"),
 }
-_KEY_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
 _LOCAL_ONLY = {"model_path", "context_size", "slots", "threads"}
 ADHOC_FIELDS = ("provider", "base_url", "model", "api_key_env", "model_path")
 _TRUE = ("1", "true", "yes", "on")
@@ -289,7 +289,7 @@ def _validate(settings: Settings, where: str) -> None:
         for key in ("max_tokens_field", "response_format"):
             _check_choice(getattr(profile, key), key, f"{ctx}.{key}")
         for header in profile.headers:
-            if header.lower() in _KEY_HEADERS:
+            if is_secret_name(header):
                 raise ConfigError(
                     f"{ctx}.headers.{header}: keys are not stored in config.yaml",
                     hint="name the environment variable that holds the key with api_key_env",
@@ -380,6 +380,7 @@ def read_api_key(profile: Profile) -> str | None:
             f"profile {profile.name!r}: the environment variable {profile.api_key_env} is not set",
             hint=f"export {profile.api_key_env}=<your key>, or play offline with --profile local",
         )
+    remember(value)  # scrubbed from every output from now on
     return value
 
 
@@ -400,6 +401,7 @@ def _read_key_file(profile: Profile) -> str:
         raise ConfigError(f"profile {profile.name!r}: cannot read key file {path}") from exc
     if not value:
         raise ConfigError(f"profile {profile.name!r}: key file {path} is empty")
+    remember(value)
     return value
 
 

@@ -36,6 +36,8 @@ output and an exit code.
 
 from __future__ import annotations
 
+from narrative_cli.credentials import scrub_text
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -48,9 +50,10 @@ class NarrativeError(Exception):
     exit_code = EXIT_FAILURE
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        message = scrub_text(message)  # no key reaches a screen, trace or log through an error
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = scrub_text(hint) if hint else hint
 
 
 class BadInput(NarrativeError):

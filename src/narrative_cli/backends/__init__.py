@@ -13,7 +13,6 @@ from narrative_cli.backends.base import (
     TextCallback,
     Usage,
     backend_errors,
-    redact,
 )
 from narrative_cli.backends.retry import Retrier, RetryPolicy
 from narrative_cli.config import AgentSettings, Profile, read_api_key
@@ -29,7 +28,6 @@ __all__ = [
     "Usage",
     "backend_errors",
     "open_backend",
-    "redact",
 ]
 
 

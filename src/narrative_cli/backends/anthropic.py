@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from narrative_cli.backends.base import ChatReply, ChatRequest, one_line
+from narrative_cli.backends.base import ChatReply, ChatRequest, one_line, split_query
 from narrative_cli.backends.http import Builder, HTTPBackend
 from narrative_cli.backends.http_errors import error_from_event
 from narrative_cli.backends.usage import complete_usage, from_anthropic
@@ -159,10 +159,11 @@ class AnthropicBackend(HTTPBackend):
     _no_top_p = False  # set once a model refused temperature together with top_p
 
     def endpoint_url(self, base_url: str) -> str:
-        base = base_url.rstrip("/")
+        path, query = split_query(base_url)
+        base = path.rstrip("/")
         if base.endswith("/messages"):
-            return base
-        return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+            return base + query
+        return base + ("/messages" if base.endswith("/v1") else "/v1/messages") + query
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key}

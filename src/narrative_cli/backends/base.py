@@ -2,20 +2,21 @@
 
 ``ChatRequest`` goes in, ``ChatReply`` comes out, and anything that goes wrong on the wire is
 raised as a ``narrative_cli.errors.BackendError`` whose message names the provider and its
-reason. API keys never appear in messages, reprs or logs: ``redact`` scrubs them and
-``SecretKey`` hides its value from ``repr``/``str``.
+reason. API keys never appear in messages, reprs or logs: ``redact`` scrubs server replies
+(with ``narrative_cli.credentials``, which says what a secret is), URLs are shown scrubbed,
+and ``SecretKey`` hides its value from ``repr``/``str``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
+from narrative_cli.credentials import scrub_text, scrub_url
 from narrative_cli.domain import Message
 from narrative_cli.errors import (
     BackendError,
@@ -110,22 +111,17 @@ class SecretKey:
         return bool(self._value)
 
 
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',]+")
+def redact(text: str, key: SecretKey | None) -> str:
+    """``text`` (a server's reply) scrubbed of ``key`` and of every other secret
+    (``credentials.scrub_text``)."""
+    return scrub_text(text, [key.reveal()] if key else [])
 
 
-def redact(text: str, secrets: Iterable[SecretKey | str | None] = ()) -> str:
-    """``text`` with every given secret and every ``Bearer …`` token replaced by ``***``."""
-    for secret in secrets:
-        value = secret.reveal() if isinstance(secret, SecretKey) else secret
-        if value and len(value) >= 4:
-            text = text.replace(value, "***")
-    return _BEARER.sub(r"\1***", text)
-
-
-def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Headers for display: credential headers become ``***``."""
-    return {name: ("***" if name.lower() in _SECRET_HEADERS else value) for name, value in headers}
+def split_query(url: str) -> tuple[str, str]:
+    """``url`` without its query, and the query with its ``?`` ("" when none), so that an
+    endpoint path can be appended to a base URL such as ``https://host/v1?key=…``."""
+    base, mark, query = url.partition("?")
+    return base, mark + query
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -140,16 +136,17 @@ def backend_errors(provider: str, url: str = "") -> Iterator[None]:
 
     KeyboardInterrupt and every non-httpx exception pass through untouched.
     """
-    where = f" at {url}" if url else ""
+    where = f" at {scrub_url(url)}" if url else ""
     try:
         yield
     except httpx.TimeoutException as exc:
         kind = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for a reply"
         raise BackendTimeout(f"{provider}: timed out {kind}{where}") from exc
     except httpx.UnsupportedProtocol as exc:
-        raise ConfigError(f"{provider}: base_url {url!r} is not an http(s) URL") from exc
+        shown = scrub_url(url)
+        raise ConfigError(f"{provider}: base_url {shown!r} is not an http(s) URL") from exc
     except httpx.InvalidURL as exc:
-        raise ConfigError(f"{provider}: base_url {url!r} is not a valid URL") from exc
+        raise ConfigError(f"{provider}: base_url {scrub_url(url)!r} is not a valid URL") from exc
     except httpx.ConnectError as exc:
         raise BackendUnavailable(
             f"{provider}: cannot connect{where} ({one_line(str(exc), 120)})"

@@ -30,6 +30,7 @@ from narrative_cli.backends.http_errors import error_from_status
 from narrative_cli.backends.retry import Retrier, RetryPolicy, parse_retry_after
 from narrative_cli.backends.sse import iter_sse
 from narrative_cli.config import AgentSettings, Profile
+from narrative_cli.credentials import remember, remember_url, scrub_url
 from narrative_cli.errors import (
     BackendError,
     BackendUnavailable,
@@ -99,6 +100,8 @@ class HTTPBackend:
         self.model = profile.model or ""  # the default model of requests that name none
         self.url = self.endpoint_url(profile.endpoint())
         self._key = SecretKey(api_key) if api_key else None
+        remember(api_key)
+        remember_url(self.url)  # a key inside the base URL is a key too
         agent = agent or AgentSettings()
         retries = agent.max_retries if agent.max_retries is not None else profile.max_retries
         self.retrier = retrier or Retrier(RetryPolicy(max_retries=retries))
@@ -110,7 +113,7 @@ class HTTPBackend:
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, url={self.url!r})"
+        return f"{type(self).__name__}(name={self.name!r}, url={scrub_url(self.url)!r})"
 
     # --- what subclasses provide -------------------------------------------------------
     def endpoint_url(self, base_url: str) -> str:
@@ -192,7 +195,7 @@ class HTTPBackend:
         try:
             data = response.json()
         except ValueError:
-            snippet = redact(response.text[:120], [self._key])
+            snippet = redact(response.text[:120], self._key)
             raise ProviderError(f"{self.name}: the reply is not JSON: {snippet!r}") from None
         builder.whole(data)
         builder.close()
@@ -246,7 +249,7 @@ class HTTPBackend:
         raise error_from_status(
             self.name,
             response.status_code,
-            redact(response.text, [self._key]),
+            redact(response.text, self._key),
             retry_after=parse_retry_after(response.headers),
             should_retry=None if header is None else header.lower() == "true",
         )

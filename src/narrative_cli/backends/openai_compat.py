@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from narrative_cli.backends.base import ChatReply, ChatRequest
+from narrative_cli.backends.base import ChatReply, ChatRequest, split_query
 from narrative_cli.backends.http import Builder, HTTPBackend
 from narrative_cli.backends.openai_stream import ReplyBuilder
 from narrative_cli.backends.retry import Retrier
@@ -28,8 +28,9 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured ou
 
 def chat_url(base_url: str) -> str:
     """The Chat Completions URL for a base URL (``…/v1`` or the full endpoint)."""
-    base = base_url.rstrip("/")
-    return base if base.endswith("/chat/completions") else base + "/chat/completions"
+    path, query = split_query(base_url)
+    base = path.rstrip("/")
+    return (base if base.endswith("/chat/completions") else base + "/chat/completions") + query
 
 
 class OpenAIBackend(HTTPBackend):

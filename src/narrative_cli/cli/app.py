@@ -14,9 +14,13 @@ from typer.exceptions import TyperException
 from narrative_cli import __version__
 from narrative_cli.cli.errors import options as error_options
 from narrative_cli.cli.errors import report_error
+from narrative_cli.cli.help import NarrativeGroup
+from narrative_cli.credentials import ScrubFilter, scrub_text
 from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, PipelineInterrupt
 
-# Each module defines ``register(app)`` and adds its commands or sub-app.
+# Each module defines ``register(app)`` and adds its commands or sub-app. The modules import
+# only Typer at module level (their work is imported inside the command bodies), so that
+# ``narrative --help`` starts fast; tests/test_cli_help.py checks that.
 COMMAND_MODULES = (
     "narrative_cli.cli.run",
     "narrative_cli.cli.replay",
@@ -33,7 +37,8 @@ app = typer.Typer(
     help="Play and author SillyTavern-style stories in a terminal.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    cls=NarrativeGroup,
+    rich_markup_mode=None,  # Rich-drawn help costs half a second of start-up (cli/help.py)
 )
 
 
@@ -48,14 +53,18 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="More logs.")] = 0,
+    verbose: Annotated[
+        int, typer.Option("-v", "--verbose", count=True, help="More logs (-vv: debug).")
+    ] = 0,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
 ) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
     error_options["debug"] = debug
     level = logging.WARNING - 10 * min(verbose, 2)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(ScrubFilter())  # no key reaches a log line (credentials.py)
     logging.basicConfig(
-        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        level=level, format="%(levelname)s %(name)s: %(message)s", handlers=[handler]
     )
 
 
@@ -100,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if error_options["debug"]:
             raise
-        sys.stderr.write(f"error: internal error: {type(exc).__name__}: {exc}\n")
+        detail = scrub_text(f"{type(exc).__name__}: {exc}")
+        sys.stderr.write(f"error: internal error: {detail}\n")
         sys.stderr.write("hint: run again with --debug for the traceback and report it\n")
         sys.exit(1)

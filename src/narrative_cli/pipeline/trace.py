@@ -17,35 +17,25 @@ Usage by the orchestrator::
     writer.record_call(CallTrace(turn=1, agent="writing", mode="serial", attempt=1, ...))
     writer.finish_turn(result)          # or writer.fail_turn(1, "serial", error)
 
-API keys never reach a trace: requests carry none, and any mapping key that looks like a
-credential (``api_key``, ``authorization``, ``x-api-key``, …) is dropped before writing.
+API keys never reach a trace: requests carry none, and ``credentials.scrub`` (what a secret
+is, in one place) masks credential-named keys, URL credentials and known keys before writing.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from narrative_cli.credentials import is_secret_name, scrub, scrub_text
 from narrative_cli.errors import NarrativeError
 
 if TYPE_CHECKING:
     from narrative_cli.pipeline.story import TurnResult
 
-_SECRET_KEYS = frozenset(
-    {
-        "api-key",
-        "apikey",
-        "x-api-key",
-        "authorization",
-        "proxy-authorization",
-        "access-token",
-        "secret-key",
-    }
-)
 _REQUEST_PARAMS = (
     "temperature",
     "top_p",
@@ -81,27 +71,31 @@ class CallTrace:
 
     def to_json(self, session: str) -> dict[str, Any]:
         """The calls.jsonl object, with exactly the architecture §3 keys."""
-        request = {"model": self.model, "messages": self.messages, **self.params}
-        return {
-            "session": session,
-            "turn": self.turn,
-            "agent": self.agent,
-            "mode": self.mode,
-            "attempt": self.attempt,
-            "request": scrub(request),
-            "response": {
-                "text": self.text,
-                "reasoning": self.reasoning,
-                "finish_reason": self.finish_reason,
-            },
-            "usage": {
-                "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-                "cached_tokens": self.cached_tokens,
-            },
-            "latency_ms": round(self.latency_ms, 1),
-            "error": self.error,
-        }
+        params = {k: v for k, v in self.params.items() if not is_secret_name(k)}  # not ours
+        request = {"model": self.model, "messages": self.messages, **params}
+        traced: dict[str, Any] = scrub(
+            {
+                "session": session,
+                "turn": self.turn,
+                "agent": self.agent,
+                "mode": self.mode,
+                "attempt": self.attempt,
+                "request": request,
+                "response": {
+                    "text": self.text,
+                    "reasoning": self.reasoning,
+                    "finish_reason": self.finish_reason,
+                },
+                "usage": {
+                    "prompt_tokens": self.prompt_tokens,
+                    "completion_tokens": self.completion_tokens,
+                    "cached_tokens": self.cached_tokens,
+                },
+                "latency_ms": round(self.latency_ms, 1),
+                "error": self.error,
+            }
+        )
+        return traced
 
 
 def request_params(request: Any) -> dict[str, Any]:
@@ -113,19 +107,6 @@ def request_params(request: Any) -> dict[str, Any]:
             continue
         params[name] = value
     return params
-
-
-def scrub(value: Any) -> Any:
-    """A copy of ``value`` without credential-looking mapping keys, at any depth."""
-    if isinstance(value, Mapping):
-        return {
-            key: scrub(item)
-            for key, item in value.items()
-            if str(key).lower().replace("_", "-") not in _SECRET_KEYS
-        }
-    if isinstance(value, list | tuple):
-        return [scrub(item) for item in value]
-    return value
 
 
 class TraceWriter:
@@ -181,7 +162,7 @@ class TraceWriter:
     def _write(self, number: int, text: str) -> Path:
         path = self.turn_file(number)
         try:
-            path.write_text(text, encoding="utf-8")
+            path.write_text(scrub_text(text), encoding="utf-8")
         except OSError as exc:
             raise _io_error(path, "cannot write", exc) from None
         return path

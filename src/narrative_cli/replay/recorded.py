@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
+from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
-from narrative_cli.pipeline.trace import request_params, scrub
+from narrative_cli.pipeline.trace import request_params
 from narrative_cli.replay.drift import first_difference
 
 CALLS_FILE = "calls.jsonl"

@@ -17,10 +17,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.credentials import scrub
 from narrative_cli.domain import Chat, ChatMessage
 from narrative_cli.errors import ChatFileError, SnapshotMissing
 from narrative_cli.store.models import Json, SessionInfo, SwipeData, TurnData
-from narrative_cli.store.secrets import scrub
 from narrative_cli.store.sessions import SessionStore
 
 NAMESPACE = "narrative_cli"

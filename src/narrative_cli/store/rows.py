@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.credentials import scrub
 from narrative_cli.errors import SnapshotMissing, StoreError
 from narrative_cli.store import queries as q
 from narrative_cli.store.blobs import Packed, decode, dumps, encode, pack
@@ -19,7 +20,6 @@ from narrative_cli.store.models import (
     TurnData,
     TurnState,
 )
-from narrative_cli.store.secrets import scrub
 from narrative_cli.store.snapshots import load_snapshot, save_blobs
 
 

@@ -1,0 +1,180 @@
+"""What a secret is, and the one scrub that keeps secrets out of everything we write or show.
+
+A secret is any of:
+
+- the value under a credential-named key or header (``api_key``, ``Authorization``,
+  ``x-api-key``, ``password``, ``token`` …, compared case-blind with ``_`` read as ``-``);
+  ``api_key_env`` and ``api_key_file`` are not: they name where a key lives;
+- the user information of a URL (``http://user:KEY@host``) and the value of a key-like query
+  parameter (``?key=KEY``, ``&api_key=``, ``&token=`` …);
+- a token after ``Bearer``/``Basic``, and an ``sk-…`` key, wherever it stands in a text;
+- every key this process has read (``remember``): the value from ``api_key_env`` or
+  ``api_key_file``, and the parts of a base URL's user information, also base64-encoded as
+  HTTP Basic auth sends them (a proxy may echo them back in an error).
+
+``scrub`` serves every output path: traces (``pipeline/trace.py``), stored rows and exports
+(``store/``), error messages (``NarrativeError`` scrubs its own text), model error bodies
+(``backends/``) and log lines (``ScrubFilter``, installed by the CLI). It is named
+``credentials`` rather than ``secrets`` so that it never shadows the standard library module.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+REDACTED = "***"
+
+_SECRET_NAMES = frozenset(
+    {
+        "access-token",
+        "api-key",
+        "api-secret",
+        "api-token",
+        "apikey",
+        "auth",
+        "auth-token",
+        "authorization",
+        "bearer",
+        "client-secret",
+        "id-token",
+        "ocp-apim-subscription-key",
+        "passwd",
+        "password",
+        "private-key",
+        "proxy-authorization",
+        "refresh-token",
+        "secret",
+        "secret-key",
+        "session-token",
+        "token",
+        "x-api-key",
+        "x-auth-token",
+        "x-goog-api-key",
+    }
+)
+_SECRET_SUFFIXES = ("-api-key", "-apikey", "-secret", "-secret-key", "-password")
+# Query parameters that carry keys besides the names above (Gemini's ``?key=``, signatures).
+_QUERY_NAMES = frozenset({"key", "sig", "signature"})
+_NOT_SECRET = frozenset({"api-key-env", "api-key-file"})  # where a key lives, not the key
+
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&;#\s\"'<>]*)")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
+_AUTH_TOKEN = re.compile(  # a token with a digit, or a long one: "the bearer of news" stays
+    r"(?i)\b(bearer|basic)(\s+)(?:(?=[^\s\"',]*\d)[^\s\"',]{8,}|[^\s\"',]{20,})"
+)
+_SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+_MIN_REMEMBERED = 8  # shorter values would blank ordinary words of a story
+_MIN_GIVEN = 4
+
+_known: set[str] = set()
+_known_lock = threading.Lock()
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether the value under a mapping key or header called ``name`` is a credential."""
+    normal = name.strip().lower().replace("_", "-")
+    if normal in _NOT_SECRET:
+        return False
+    return normal in _SECRET_NAMES or normal.endswith(_SECRET_SUFFIXES)
+
+
+def is_secret_query_name(name: str) -> bool:
+    """Whether a URL query parameter called ``name`` carries a credential."""
+    return is_secret_name(name) or name.lower() in _QUERY_NAMES
+
+
+def remember(value: str | None) -> None:
+    """Treat ``value`` (a key just read) as a secret in everything scrubbed from now on."""
+    if value and len(value) >= _MIN_REMEMBERED:
+        with _known_lock:
+            _known.add(value)
+
+
+def remember_url(url: str | None) -> None:
+    """Remember the credentials a URL carries: its user information (also as the Basic-auth
+    token HTTP clients derive from it) and its key-like query values."""
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return
+    if username or password:
+        user, secret = unquote(username or ""), unquote(password or "")
+        remember(secret)
+        remember(user)
+        remember(base64.b64encode(f"{user}:{secret}".encode()).decode("ascii"))
+    for match in _QUERY_PARAM.finditer("?" + parts.query):
+        if is_secret_query_name(match.group(2)):
+            remember(unquote(match.group(3)))
+
+
+def scrub_url(url: str) -> str:
+    """``url`` without its user information or the values of key-like query parameters."""
+    return _scrub_urls(url)
+
+
+def scrub_text(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every known or given secret, URL credential and auth token replaced."""
+    with _known_lock:
+        known = sorted(_known, key=len, reverse=True)
+    for value in [*known, *(s for s in secrets if s and len(s) >= _MIN_GIVEN)]:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if "://" in text or "=" in text:
+        text = _scrub_urls(text)
+    text = _AUTH_TOKEN.sub(rf"\1\2{REDACTED}", text)
+    return _SK_KEY.sub(REDACTED, text)
+
+
+def _scrub_urls(text: str) -> str:
+    text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    return _QUERY_PARAM.sub(_query_value, text)
+
+
+def _query_value(match: re.Match[str]) -> str:
+    if not is_secret_query_name(match.group(2)) or not match.group(3):
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}={REDACTED}"
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a JSON-like value: credential-named keys keep their name with the value
+    ``***``, and every string is passed through ``scrub_text``. Tuples become lists."""
+    if isinstance(value, Mapping):
+        return {key: _scrub_item(key, item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(item) for item in value]
+    if isinstance(value, str):
+        return scrub_text(value)
+    return value
+
+
+def _scrub_item(key: Any, item: Any) -> Any:
+    if isinstance(key, str) and is_secret_name(key) and item not in (None, ""):
+        return REDACTED
+    return scrub(item)
+
+
+def scrub_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers for display: credential headers show ``***``."""
+    return {name: (REDACTED if is_secret_name(name) else value) for name, value in headers}
+
+
+class ScrubFilter(logging.Filter):
+    """A logging filter that scrubs each record's final message (ours and libraries' alike,
+    such as httpx's request lines, which print the URL with its user information)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = scrub_text(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
