@@ -20,8 +20,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from narrative_cli import paths
 from narrative_cli.credentials import is_secret_name, remember
 from narrative_cli.errors import ConfigError
@@ -215,6 +213,8 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
 
 def read_config_file(path: Path) -> Settings:
     """Settings from one YAML file over the defaults; ConfigError names the file and key."""
+    import yaml  # only when there is a file: most commands start faster without it
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -511,6 +511,8 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
 
 def create_config_file(text: str, *, force: bool = False) -> Path:
     """Write ``text`` as config.yaml once it loads cleanly; an existing file needs ``force``."""
+    import yaml
+
     path = paths.config_file()
     if path.exists() and not force:
         raise ConfigError(f"{path} already exists", hint="pass --force to overwrite it")

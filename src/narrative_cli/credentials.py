@@ -21,12 +21,14 @@ A secret is any of:
 from __future__ import annotations
 
 import base64
-import logging
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:
+    import logging
 
 REDACTED = "***"
 
@@ -168,9 +170,10 @@ def scrub_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {name: (REDACTED if is_secret_name(name) else value) for name, value in headers}
 
 
-class ScrubFilter(logging.Filter):
+class ScrubFilter:
     """A logging filter that scrubs each record's final message (ours and libraries' alike,
-    such as httpx's request lines, which print the URL with its user information)."""
+    such as httpx's request lines, which print the URL with its user information). Logging
+    takes any object with this ``filter`` method, so this module need not import logging."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

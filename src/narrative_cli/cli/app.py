@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from typing import Annotated
 
@@ -60,6 +59,8 @@ def root(
 ) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
     error_options["debug"] = debug
+    import logging  # here, not at the top: ``narrative --help`` never needs it
+
     level = logging.WARNING - 10 * min(verbose, 2)
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(ScrubFilter())  # no key reaches a log line (credentials.py)

@@ -6,11 +6,9 @@ from typing import Annotated
 
 import typer
 
-from narrative_cli import paths
+from narrative_cli.cli.help import SETUP, NarrativeCommand, example, group
 
-config_app = typer.Typer(
-    name="config", help="Create, show or locate config.yaml.", no_args_is_help=True
-)
+config_app = group("config", "Create, show or locate config.yaml.")
 
 TEMPLATE = """\
 # narrative-cli configuration. Precedence: command-line flag > NARRATIVE_* variable > this file.
@@ -48,12 +46,13 @@ pipeline:
   lang: auto                    # auto | zh | en
 """
 
+
 def register(app: typer.Typer) -> None:
     """Add the ``config`` command group to the root app."""
-    app.add_typer(config_app, name="config")
+    app.add_typer(config_app, name="config", rich_help_panel=SETUP)
 
 
-@config_app.command("init")
+@config_app.command("init", cls=NarrativeCommand, epilog=example("narrative config init"))
 def config_init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
@@ -63,16 +62,25 @@ def config_init(
     typer.echo(f"wrote {create_config_file(TEMPLATE, force=force)}")
 
 
-@config_app.command("show")
+@config_app.command(
+    "show", cls=NarrativeCommand, epilog=example("narrative config show --profile deepseek")
+)
 def config_show(
-    profile: Annotated[str | None, typer.Option("--profile", help="Use this profile.")] = None,
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="openai|anthropic|local")
+    profile: Annotated[
+        str | None, typer.Option("--profile", metavar="NAME", help="Use this profile.")
     ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Ad hoc base URL.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Ad hoc model name.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", metavar="NAME", help="openai|anthropic|local")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", metavar="URL", help="Ad hoc base URL.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Ad hoc model name.")
+    ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Variable that holds the key.")
+        str | None,
+        typer.Option("--api-key-env", metavar="VAR", help="Variable that holds the key."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of YAML.")] = False,
 ) -> None:
@@ -85,7 +93,9 @@ def config_show(
     render_settings(settings_summary(settings), as_json=as_json)
 
 
-@config_app.command("path")
+@config_app.command("path", cls=NarrativeCommand, epilog=example("narrative config path"))
 def config_path() -> None:
     """Print where config.yaml lives (NARRATIVE_HOME moves it)."""
+    from narrative_cli import paths
+
     typer.echo(str(paths.config_file()))

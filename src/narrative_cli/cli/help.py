@@ -61,10 +61,9 @@ class NarrativeGroup(TyperGroup):
         shown = [(name, cmd) for name, cmd in listed if cmd is not None and not cmd.hidden]
         if not shown:
             return
-        limit = formatter.width - 6 - max(len(name) for name, _ in shown)
-        for name, cmd in shown:
+        for name, cmd in shown:  # the whole first sentence, wrapped rather than cut with "..."
             panel = getattr(cmd, "rich_help_panel", None) or "Commands"
-            sections.setdefault(panel, []).append((name, cmd.get_short_help_str(limit)))
+            sections.setdefault(panel, []).append((name, cmd.get_short_help_str(limit=200)))
         for panel in sorted(sections, key=_panel_order):
             with formatter.section(panel):
                 formatter.write_dl(sections[panel])

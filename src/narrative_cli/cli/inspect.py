@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from narrative_cli.cli.errors import user_errors
+from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example
 
 
 def register(app: typer.Typer) -> None:
-    app.command("inspect")(inspect_command)
+    app.command(
+        "inspect",
+        cls=NarrativeCommand,
+        rich_help_panel=AUTHOR,
+        epilog=example(
+            "narrative inspect sample_cards/lantern-keeper.png "
+            "--lorebook sample_cards/sample-world.json"
+        ),
+    )(inspect_command)
 
 
 def inspect_command(
-    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
+    card: Annotated[
+        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+    ],
     lorebook: Annotated[
-        list[Path] | None, typer.Option("--lorebook", help="World file to list too (repeatable).")
+        list[Path] | None,
+        typer.Option("--lorebook", metavar="FILE", help="World file to list too (repeatable)."),
     ] = None,
     preset: Annotated[
-        Path | None, typer.Option("--preset", help="Chat Completion preset to summarise.")
+        Path | None,
+        typer.Option("--preset", metavar="FILE", help="Chat Completion preset to summarise."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -34,6 +46,8 @@ def inspect_command(
         books = [load_lorebook(path) for path in lorebook or []]
         report = inspect_report(loaded, books, load_preset(preset) if preset else None)
     if as_json:
+        import json
+
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         render_inspect(report)

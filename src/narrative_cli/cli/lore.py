@@ -2,29 +2,45 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-lore_app = typer.Typer(help="Author tools for lorebooks.", no_args_is_help=True)
+from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example, group
+
+lore_app = group("lore", "Author tools for lorebooks.")
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(lore_app, name="lore")
+    app.add_typer(lore_app, name="lore", rich_help_panel=AUTHOR)
 
 
-@lore_app.command("test")
+@lore_app.command(
+    "test",
+    cls=NarrativeCommand,
+    epilog=example(
+        'narrative lore test sample_cards/lantern-keeper.png "I trim the lamp in the fog"'
+    ),
+)
 def lore_test_command(
-    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
-    text: Annotated[str, typer.Argument(help="The user's input to scan, as typed this turn.")],
+    card: Annotated[
+        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+    ],
+    text: Annotated[
+        str, typer.Argument(metavar="TEXT", help="The user's input to scan, as typed this turn.")
+    ],
     lorebook: Annotated[
-        list[Path] | None, typer.Option("--lorebook", help="World file to use (repeatable).")
+        list[Path] | None,
+        typer.Option("--lorebook", metavar="FILE", help="World file to use (repeatable)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for probability and group rolls.")] = 0,
-    user_name: Annotated[str, typer.Option("--user-name", help="Name for {{user}}.")] = "User",
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed for probability and group rolls.")
+    ] = 0,
+    user_name: Annotated[
+        str, typer.Option("--user-name", metavar="NAME", help="Name for {{user}}.")
+    ] = "User",
 ) -> None:
     """Show which entries TEXT activates, why, where each is routed, and what was rejected."""
     from narrative_cli.cli.errors import user_errors
@@ -46,6 +62,8 @@ def lore_test_command(
             user_name=user_name,
         )
     if as_json:
+        import json
+
         for problem in outcome.problems:
             typer.echo(f"warning: {problem}", err=True)
         typer.echo(json.dumps(report_dict(outcome.result), ensure_ascii=False, indent=2))

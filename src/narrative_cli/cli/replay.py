@@ -8,27 +8,41 @@ from typing import Annotated
 import typer
 
 from narrative_cli.cli import options as opts
-from narrative_cli.play.options import PlayOptions
+from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example
 
 Opt = typer.Option
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``replay`` command to the root app."""
-    app.command("replay")(replay_command)
+    app.command(
+        "replay",
+        cls=NarrativeCommand,
+        rich_help_panel=AUTHOR,
+        epilog=example(
+            "narrative replay chats/*.jsonl --card card.png --trace base/ --report before.json",
+            "narrative replay chats/*.jsonl --card card.png --responses base/",
+            "narrative replay --diff before.json after.json",
+        ),
+    )(replay_command)
 
 
 def replay_command(
     logs: Annotated[
         list[Path] | None,
-        typer.Argument(help="SillyTavern chats (.jsonl) or narrative-cli exports to replay."),
+        typer.Argument(
+            metavar="LOG...", help="SillyTavern chats (.jsonl) or narrative-cli exports to replay."
+        ),
     ] = None,
-    card: Annotated[Path | None, Opt("--card", help="The character card the logs use.")] = None,
+    card: Annotated[
+        Path | None, Opt("--card", metavar="CARD", help="The character card the logs use.")
+    ] = None,
     lorebook: opts.Lorebooks = None,
     preset: opts.Preset = None,
     persona: opts.Persona = None,
     user_name: Annotated[
-        str | None, Opt("--user-name", help="Your name ({{user}}); default: the log's.")
+        str | None,
+        Opt("--user-name", metavar="NAME", help="Your name ({{user}}); default: the log's."),
     ] = None,
     profile: opts.Profile = None,
     provider: opts.Provider = None,
@@ -36,35 +50,54 @@ def replay_command(
     model: opts.Model = None,
     api_key_env: opts.ApiKeyEnv = None,
     trace: Annotated[
-        Path | None, Opt("--trace", help="Write every model call to DIR (one sub-folder per log).")
+        Path | None,
+        Opt(
+            "--trace", metavar="DIR", help="Write every model call to DIR (one sub-folder per log)."
+        ),
     ] = None,
     seed: Annotated[
-        int | None, Opt("--seed", help="Seed for dice and lore rolls; default: from the log.")
+        int | None,
+        Opt("--seed", metavar="N", help="Seed for dice and lore rolls; default: from the log."),
     ] = None,
     mode: opts.Mode = None,
     lang: opts.Lang = None,
     responses: Annotated[
         Path | None,
-        Opt("--responses", help="Answer every call from this recorded trace (no model needed)."),
+        Opt(
+            "--responses",
+            metavar="DIR",
+            help="Answer every call from this recorded trace (no model needed).",
+        ),
     ] = None,
-    jobs: Annotated[int, Opt("--jobs", "-j", help="Logs replayed at once.", min=1)] = 1,
+    jobs: Annotated[
+        int, Opt("--jobs", "-j", metavar="N", help="Logs replayed at once.", min=1)
+    ] = 1,
     rpm: Annotated[
         float | None,
-        Opt("--rpm", help="At most this many model calls a minute, all logs together."),
+        Opt(
+            "--rpm", metavar="N", help="At most this many model calls a minute, all logs together."
+        ),
     ] = None,
     report: Annotated[
-        Path | None, Opt("--report", help="Write per-log, per-turn figures to FILE.json.")
+        Path | None,
+        Opt("--report", metavar="FILE", help="Write per-log, per-turn figures to FILE.json."),
     ] = None,
     diff: Annotated[
         tuple[Path, Path] | None,
-        Opt("--diff", help="Compare two reports (A.json B.json) instead of replaying."),
+        Opt(
+            "--diff",
+            metavar="A B",
+            help="Compare two reports (A.json B.json) instead of replaying.",
+        ),
     ] = None,
     prices: Annotated[
-        Path | None, Opt("--prices", help="Prices per million tokens (YAML/JSON) for costs.")
+        Path | None,
+        Opt("--prices", metavar="FILE", help="Prices per million tokens (YAML/JSON) for costs."),
     ] = None,
     no_color: opts.NoColor = False,
 ) -> None:
     """Replay the user turns of chat logs through the pipeline, or compare two reports."""
+    from narrative_cli.play.options import PlayOptions
     from narrative_cli.ui.replay_view import ReplayRequest, run_diff, run_replay
 
     if diff is not None:

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
 from typing import Annotated, Any
 
 import typer
 
-from narrative_cli.errors import EXIT_USAGE
-from narrative_cli.rng import new_rng
-from narrative_cli.tools.dice_checks import check, ignored_params
-from narrative_cli.tools.dice_notation import DiceError
+from narrative_cli.cli.help import PLAY, NarrativeCommand, example
 
 _EXPR_HELP = (
     "Dice expression: 1d20+5, 4d6kh3, 3d6*5, (2d6+6)*5, d%, 2d6!, 1d6r1, 4dF, 6d10>=8. "
@@ -21,46 +16,79 @@ _EXPR_HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    app.command("roll")(roll_command)
+    app.command(
+        "roll",
+        cls=NarrativeCommand,
+        rich_help_panel=PLAY,
+        epilog=example(
+            "narrative roll 2d6+1d4+3",
+            "narrative roll 1d20+5 --mode advantage --dc 15",
+            "narrative roll --system coc7 --skill 60 --difficulty hard",
+        ),
+    )(roll_command)
 
 
 def roll_command(
     expr: Annotated[list[str] | None, typer.Argument(metavar="EXPR", help=_EXPR_HELP)] = None,
     mode: Annotated[
-        str, typer.Option("--mode", "-m", help="normal, advantage, disadvantage or exploding.")
+        str,
+        typer.Option(
+            "--mode", "-m", metavar="MODE", help="normal, advantage, disadvantage or exploding."
+        ),
     ] = "normal",
     dc: Annotated[
         int | None,
-        typer.Option("--dc", help="Difficulty (AC for a dnd5e attack): success when total ≥ DC."),
+        typer.Option(
+            "--dc", metavar="N", help="Difficulty (AC for a dnd5e attack): success when total ≥ DC."
+        ),
     ] = None,
     system: Annotated[
-        str, typer.Option("--system", "-s", help="none, dnd5e, coc7 or pool.")
+        str, typer.Option("--system", "-s", metavar="SYSTEM", help="none, dnd5e, coc7 or pool.")
     ] = "none",
     kind: Annotated[
-        str | None, typer.Option("--kind", help="dnd5e: check, save, attack or damage.")
+        str | None,
+        typer.Option("--kind", metavar="KIND", help="dnd5e: check, save, attack or damage."),
     ] = None,
     modifier: Annotated[
-        int | None, typer.Option("--modifier", help="dnd5e: added to the d20.")
+        int | None, typer.Option("--modifier", metavar="N", help="dnd5e: added to the d20.")
     ] = None,
     crit: Annotated[
         bool, typer.Option("--crit", help="dnd5e damage: a critical hit, dice doubled.")
     ] = False,
-    skill: Annotated[int | None, typer.Option("--skill", help="coc7: the skill value.")] = None,
+    skill: Annotated[
+        int | None, typer.Option("--skill", metavar="N", help="coc7: the skill value.")
+    ] = None,
     difficulty: Annotated[
-        str | None, typer.Option("--difficulty", help="coc7: regular, hard or extreme.")
+        str | None,
+        typer.Option("--difficulty", metavar="LEVEL", help="coc7: regular, hard or extreme."),
     ] = None,
-    bonus: Annotated[int, typer.Option("--bonus", help="coc7: bonus dice (0-2).")] = 0,
-    penalty: Annotated[int, typer.Option("--penalty", help="coc7: penalty dice (0-2).")] = 0,
+    bonus: Annotated[int, typer.Option("--bonus", metavar="N", help="coc7: bonus dice (0-2).")] = 0,
+    penalty: Annotated[
+        int, typer.Option("--penalty", metavar="N", help="coc7: penalty dice (0-2).")
+    ] = 0,
     pushed: Annotated[bool, typer.Option("--pushed", help="coc7: a pushed roll.")] = False,
-    need: Annotated[int | None, typer.Option("--need", help="pool: successes needed.")] = None,
-    target: Annotated[
-        int | None, typer.Option("--target", help="pool: a die succeeds at this or more.")
+    need: Annotated[
+        int | None, typer.Option("--need", metavar="N", help="pool: successes needed.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for a repeatable roll.")] = None,
+    target: Annotated[
+        int | None,
+        typer.Option("--target", metavar="N", help="pool: a die succeeds at this or more."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="N", help="Seed for a repeatable roll.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the roll as JSON.")] = False,
-    lang: Annotated[str, typer.Option("--lang", help="auto, zh or en.")] = "auto",
+    lang: Annotated[str, typer.Option("--lang", metavar="LANG", help="auto, zh or en.")] = "auto",
 ) -> None:
     """Roll dice with the story engine: the dice notation, DC checks, D&D 5e, CoC 7e, pools."""
+    import json
+    import secrets
+
+    from narrative_cli.errors import EXIT_USAGE
+    from narrative_cli.rng import new_rng
+    from narrative_cli.tools.dice_checks import check, ignored_params
+    from narrative_cli.tools.dice_notation import DiceError
+
     language = _language(lang)
     rng = new_rng(seed if seed is not None else secrets.randbits(64))
     params: dict[str, Any] = {

@@ -8,14 +8,19 @@ from typing import Annotated
 import typer
 
 from narrative_cli.cli import options as opts
-from narrative_cli.play.options import PlayOptions
+from narrative_cli.cli.help import PLAY, NarrativeCommand, example
 
 Opt = typer.Option
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` command to the root app."""
-    app.command("run")(run_command)
+    app.command(
+        "run",
+        cls=NarrativeCommand,
+        rich_help_panel=PLAY,
+        epilog=example("narrative run sample_cards/lantern-keeper.png --profile deepseek"),
+    )(run_command)
 
 
 def run_command(
@@ -25,24 +30,36 @@ def run_command(
     lorebook: opts.Lorebooks = None,
     preset: opts.Preset = None,
     persona: opts.Persona = None,
-    user_name: Annotated[str | None, Opt("--user-name", help="Your name ({{user}}).")] = None,
+    user_name: Annotated[
+        str | None, Opt("--user-name", metavar="NAME", help="Your name ({{user}}).")
+    ] = None,
     profile: opts.Profile = None,
     provider: opts.Provider = None,
     base_url: opts.BaseUrl = None,
     model: opts.Model = None,
     api_key_env: opts.ApiKeyEnv = None,
-    trace: Annotated[Path | None, Opt("--trace", help="Write every model call to DIR.")] = None,
-    seed: Annotated[int | None, Opt("--seed", help="Seed for dice and lore rolls.")] = None,
+    trace: Annotated[
+        Path | None, Opt("--trace", metavar="DIR", help="Write every model call to DIR.")
+    ] = None,
+    seed: Annotated[
+        int | None, Opt("--seed", metavar="N", help="Seed for dice and lore rolls.")
+    ] = None,
     mode: opts.Mode = None,
     lang: opts.Lang = None,
     session: Annotated[
-        str | None, Opt("--session", help="Name the session (resumes it if it exists).")
+        str | None,
+        Opt("--session", metavar="NAME", help="Name the session (resumes it if it exists)."),
     ] = None,
-    resume: Annotated[str | None, Opt("--resume", help="Resume session ID (or name).")] = None,
-    greeting: Annotated[int | None, Opt("--greeting", help="Start with greeting N.")] = None,
+    resume: Annotated[
+        str | None, Opt("--resume", metavar="ID", help="Resume session ID (or name).")
+    ] = None,
+    greeting: Annotated[
+        int | None, Opt("--greeting", metavar="N", help="Start with greeting N.")
+    ] = None,
     no_color: opts.NoColor = False,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
+    from narrative_cli.play.options import PlayOptions
     from narrative_cli.ui.runner import run_story
 
     options = PlayOptions(

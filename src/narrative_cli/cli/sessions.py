@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from narrative_cli.store.sessions import SessionStore
+from narrative_cli.cli.help import SETUP, NarrativeCommand, example, group
 
-sessions_app = typer.Typer(
-    name="sessions",
-    help="List, show, export, import and delete saved sessions.",
-    no_args_is_help=True,
-)
+if TYPE_CHECKING:
+    from narrative_cli.store.sessions import SessionStore
 
-SessionRef = Annotated[str, typer.Argument(help="Session id (or its name, when unique).")]
+F = TypeVar("F", bound=Callable[..., Any])
+sessions_app = group("sessions", "List, show, export, import and delete saved sessions.")
+
+SessionRef = Annotated[
+    str, typer.Argument(metavar="SESSION", help="Session id (or its name, when unique).")
+]
 
 
 class ExportFormat(str, Enum):
@@ -28,11 +30,18 @@ class ExportFormat(str, Enum):
 
 def register(app: typer.Typer) -> None:
     """Add the `sessions` command group to the root app."""
-    app.add_typer(sessions_app, name="sessions")
+    app.add_typer(sessions_app, name="sessions", rich_help_panel=SETUP)
+
+
+def _command(name: str, *examples: str) -> Callable[[F], F]:
+    """``@sessions_app.command(name)`` with our help formatting and an example."""
+    return sessions_app.command(name, cls=NarrativeCommand, epilog=example(*examples))
 
 
 @contextmanager
 def _store() -> Iterator[SessionStore]:
+    from narrative_cli.store.sessions import SessionStore
+
     store = SessionStore()
     try:
         yield store
@@ -40,7 +49,7 @@ def _store() -> Iterator[SessionStore]:
         store.close()
 
 
-@sessions_app.command("list")
+@_command("list", "narrative sessions list --json")
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
@@ -51,7 +60,7 @@ def sessions_list(
         render_sessions(store.list_sessions(), as_json=as_json)
 
 
-@sessions_app.command("show")
+@_command("show", "narrative sessions show 3 --full")
 def sessions_show(
     session: SessionRef,
     full: Annotated[bool, typer.Option("--full", help="Print whole texts, not previews.")] = False,
@@ -64,14 +73,15 @@ def sessions_show(
         render_session(info, store.turns(info.id), full=full)
 
 
-@sessions_app.command("export")
+@_command("export", "narrative sessions export 3 rainy-night.jsonl")
 def sessions_export(
     session: SessionRef,
-    file: Annotated[Path, typer.Argument(help="Where to write the export.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Where to write the export.")],
     fmt: Annotated[
         ExportFormat | None,
         typer.Option(
             "--format",
+            metavar="jsonl|json",
             help="jsonl: a SillyTavern chat; json: everything. "
             "Default: from FILE's suffix, else jsonl.",
         ),
@@ -90,12 +100,18 @@ def sessions_export(
             render_exported(str(file), export_jsonl(store, info.id, file), "messages")
 
 
-@sessions_app.command("import")
+@_command("import", "narrative sessions import chat.jsonl --card card.png --name rainy-night")
 def sessions_import(
-    file: Annotated[Path, typer.Argument(help="A SillyTavern chat (.jsonl).")],
-    card: Annotated[Path, typer.Option("--card", help="The card the chat was played with.")],
-    name: Annotated[str | None, typer.Option("--name", help="Name (default: FILE).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for dice and rolls.")] = None,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A SillyTavern chat (.jsonl).")],
+    card: Annotated[
+        Path, typer.Option("--card", metavar="CARD", help="The card the chat was played with.")
+    ],
+    name: Annotated[
+        str | None, typer.Option("--name", metavar="NAME", help="Name (default: FILE).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="N", help="Seed for dice and rolls.")
+    ] = None,
 ) -> None:
     """Import a SillyTavern chat as a new session (continue it with `narrative run --resume`)."""
     from narrative_cli.store.chat_import import import_chat_file
@@ -107,10 +123,10 @@ def sessions_import(
         render_imported(info, result.swipes, result.restored_state, result.warnings)
 
 
-@sessions_app.command("rename")
+@_command("rename", "narrative sessions rename 3 rainy-night")
 def sessions_rename(
     session: SessionRef,
-    name: Annotated[str, typer.Argument(help="The new name.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The new name.")],
 ) -> None:
     """Give a session another name."""
     from narrative_cli.ui.sessions_view import render_renamed
@@ -121,7 +137,7 @@ def sessions_rename(
         render_renamed(info, store.session(info.id).name)
 
 
-@sessions_app.command("delete")
+@_command("delete", "narrative sessions delete 3 --yes")
 def sessions_delete(
     session: SessionRef,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,

@@ -7,20 +7,24 @@ from typing import Annotated
 
 import typer
 
-trace_app = typer.Typer(
-    name="trace", help="Read traces written with --trace DIR.", no_args_is_help=True
-)
+from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example, group
+
+trace_app = group("trace", "Read traces written with --trace DIR.")
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``trace`` command group to the root app."""
-    app.add_typer(trace_app, name="trace")
+    app.add_typer(trace_app, name="trace", rich_help_panel=AUTHOR)
 
 
-@trace_app.command("show")
+@trace_app.command(
+    "show",
+    cls=NarrativeCommand,
+    epilog=example("narrative run card.png --trace out/ && narrative trace show out/ --turn 3"),
+)
 def trace_show(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="A --trace directory.")],
-    turn: Annotated[int | None, typer.Option("--turn", help="Only this turn.")] = None,
+    turn: Annotated[int | None, typer.Option("--turn", metavar="N", help="Only this turn.")] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain output.")] = False,
 ) -> None:
     """Per turn and agent: the prompt block by block, the cached prefix, and the usage."""

@@ -18,8 +18,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from narrative_cli.domain import Card
 from narrative_cli.errors import CardError
 from narrative_cli.load import files
@@ -190,6 +188,8 @@ def parse_png_card(data: bytes, where: str) -> Card:
 
 
 def _parse_yaml(text: str, where: str) -> Card:
+    import yaml  # YAML cards are rare; the import costs every other card its start-up
+
     try:
         obj = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -1,0 +1,118 @@
+"""Start-up time of the commands a user types first, against bare Python and ``llm --help``.
+
+Run: ``python benchmarks/startup.py [--repeats N]``. Every round runs each command once, in
+the same order, so that load from the other processes on the machine falls on all of them alike;
+the figures are medians over the rounds. ``llm`` (Simon Willison's LLM CLI, also Typer/Click)
+is the baseline a terminal user compares us with; it runs with ``LLM_LOAD_PLUGINS=`` so that
+its plugins do not distort it. It is a benchmark-only dependency (``pip install llm``); without
+it that row is skipped and said so.
+
+The code measured is whatever ``import narrative_cli`` finds: set ``PYTHONPATH`` to measure a
+worktree's ``src`` (the script puts this checkout's ``src`` first when ``PYTHONPATH`` is unset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = str(ROOT / "sample_cards" / "lantern-keeper.png")
+GOAL_HELP_RATIO = 0.3  # narrative --help against llm --help
+GOAL_COMMAND_S = 0.25  # run --help, lore test, inspect
+
+
+def narrative(*args: str) -> list[str]:
+    """The console script beside this interpreter, else ``python -m narrative_cli``."""
+    script = Path(sys.executable).with_name("narrative")
+    if script.exists():
+        return [sys.executable, str(script), *args]
+    return [sys.executable, "-m", "narrative_cli", *args]
+
+
+def llm_command() -> list[str] | None:
+    """``llm --help`` when the llm package is installed in this interpreter, else None."""
+    script = Path(sys.executable).with_name("llm")
+    if script.exists():
+        return [sys.executable, str(script), "--help"]
+    found = shutil.which("llm")
+    return [found, "--help"] if found else None
+
+
+def commands() -> dict[str, list[str]]:
+    """What is timed, in the order each round runs it."""
+    table = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "narrative --help": narrative("--help"),
+        "narrative run --help": narrative("run", "--help"),
+        "narrative lore test": narrative("lore", "test", CARD, "text"),
+        "narrative inspect": narrative("inspect", CARD),
+    }
+    llm = llm_command()
+    if llm is not None:
+        table["llm --help"] = llm
+    return table
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ, LLM_LOAD_PLUGINS="", NO_COLOR="1", COLUMNS="100")
+    env.setdefault("PYTHONPATH", str(ROOT / "src"))
+    return env
+
+
+def time_once(command: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of one run; a failing command stops the benchmark with its stderr."""
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+    return elapsed
+
+
+def measure(repeats: int) -> dict[str, float]:
+    """Median seconds per command, the commands alternating round by round."""
+    table = commands()
+    env = environment()
+    for command in table.values():  # warm the file cache and the .pyc files
+        time_once(command, env)
+    times: dict[str, list[float]] = {name: [] for name in table}
+    for _ in range(repeats):
+        for name, command in table.items():
+            times[name].append(time_once(command, env))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def report(medians: dict[str, float]) -> None:
+    bare = medians["python -c pass"]
+    llm = medians.get("llm --help")
+    print(f"{'command':<24} {'median s':>9} {'x python':>9} {'x llm':>7}")
+    for name, value in medians.items():
+        versus_llm = f"{value / llm:7.2f}" if llm else f"{'-':>7}"
+        print(f"{name:<24} {value:9.3f} {value / bare:9.1f} {versus_llm}")
+    if llm is None:
+        print("llm --help: skipped (llm is not installed: pip install llm)")
+    else:
+        ratio = medians["narrative --help"] / llm
+        verdict = "met" if ratio <= GOAL_HELP_RATIO else "missed"
+        print(f"goal narrative --help <= {GOAL_HELP_RATIO}x llm --help: {ratio:.2f}x, {verdict}")
+    for name in ("narrative run --help", "narrative lore test", "narrative inspect"):
+        verdict = "met" if medians[name] <= GOAL_COMMAND_S else "missed"
+        print(f"goal {name} <= {GOAL_COMMAND_S} s: {medians[name]:.3f} s, {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15, help="rounds (default 15)")
+    args = parser.parse_args()
+    report(measure(args.repeats))
+
+
+if __name__ == "__main__":
+    main()
