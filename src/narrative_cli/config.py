@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from narrative_cli import paths
-from narrative_cli.credentials import is_secret_name, remember
+from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
 from narrative_cli.errors import ConfigError
 
 PROVIDERS = ("openai", "anthropic", "local")
@@ -493,6 +493,11 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
         data = {k: v for k, v in data.items() if v not in (None, {}, [])}
         if profile.provider == "local":
             data["model_path"] = profile.model_path or "(bundled SmolLM2-135M-Instruct)"
+        for key in ("headers", "extra_body"):
+            if key in data:
+                data[key] = scrub(data[key])
+        if "base_url" in data:
+            data["base_url"] = scrub_url(str(data["base_url"]))
         data["api_key"] = key_status(profile)
         profiles[name] = data
     agents = {

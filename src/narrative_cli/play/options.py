@@ -16,6 +16,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.credentials import REDACTED
+from narrative_cli.errors import ConfigError
+
 BACKEND_FLAGS = ("profile", "provider", "base_url", "model", "api_key_env")
 STORED_KEYS = ("lorebooks", "preset", "persona", "user_name", "lang", "mode", *BACKEND_FLAGS)
 
@@ -65,6 +68,11 @@ class PlayOptions:
         base = {key: value for key, value in stored.items() if key in STORED_KEYS and key in known}
         given = {name: getattr(self, name) for name in STORED_KEYS}
         given = {key: value for key, value in given.items() if value not in (None, [])}
+        if "base_url" not in given and REDACTED in str(base.get("base_url") or ""):
+            raise ConfigError(
+                "this session was started with a key inside --base-url, and keys are not stored",
+                hint="pass --base-url again, or keep the key in the variable --api-key-env names",
+            )
         merged = replace(self, card=self.card or card_path, **{**base, **given})
         merged.lorebooks = list(merged.lorebooks or [])
         return merged
