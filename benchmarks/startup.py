@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CARD = str(ROOT / "sample_cards" / "lantern-keeper.png")
 GOAL_HELP_RATIO = 0.3  # narrative --help against llm --help
 GOAL_COMMAND_S = 0.25  # run --help, lore test, inspect
+TYPER_WITH_PYDANTIC = "import typer; from pydantic import Field, TypeAdapter"
 
 
 def narrative(*args: str) -> list[str]:
@@ -49,6 +51,10 @@ def commands() -> dict[str, list[str]]:
     """What is timed, in the order each round runs it."""
     table = {
         "python -c pass": [sys.executable, "-c", "pass"],
+        "import typer": [sys.executable, "-c", "import typer"],  # any Typer CLI's floor
+        # Typer 0.26+ checks every non-flag parameter with a pydantic TypeAdapter, so this is
+        # the floor of any sub-command, ``run --help`` included (the root's -v is one).
+        "typer + TypeAdapter": [sys.executable, "-c", TYPER_WITH_PYDANTIC],
         "narrative --help": narrative("--help"),
         "narrative run --help": narrative("run", "--help"),
         "narrative lore test": narrative("lore", "test", CARD, "text"),
@@ -66,36 +72,48 @@ def environment() -> dict[str, str]:
     return env
 
 
-def time_once(command: list[str], env: dict[str, str]) -> float:
-    """Wall seconds of one run; a failing command stops the benchmark with its stderr."""
+def time_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run; a failing command stops the benchmark.
+    CPU time hardly grows when other processes load the machine; wall time does."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
-def measure(repeats: int) -> dict[str, float]:
-    """Median seconds per command, the commands alternating round by round."""
+def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and CPU seconds per command, the commands alternating round by round."""
     table = commands()
     env = environment()
     for command in table.values():  # warm the file cache and the .pyc files
         time_once(command, env)
-    times: dict[str, list[float]] = {name: [] for name in table}
+    wall: dict[str, list[float]] = {name: [] for name in table}
+    cpu: dict[str, list[float]] = {name: [] for name in table}
     for _ in range(repeats):
         for name, command in table.items():
-            times[name].append(time_once(command, env))
-    return {name: statistics.median(values) for name, values in times.items()}
+            seconds, used = time_once(command, env)
+            wall[name].append(seconds)
+            cpu[name].append(used)
+    return _medians(wall), _medians(cpu)
 
 
-def report(medians: dict[str, float]) -> None:
+def _medians(values: dict[str, list[float]]) -> dict[str, float]:
+    return {name: statistics.median(times) for name, times in values.items()}
+
+
+def report(medians: dict[str, float], cpu: dict[str, float]) -> None:
     bare = medians["python -c pass"]
     llm = medians.get("llm --help")
-    print(f"{'command':<24} {'median s':>9} {'x python':>9} {'x llm':>7}")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print(f"{'command':<24} {'wall s':>7} {'x python':>9} {'x llm':>7} {'cpu s':>7}")
     for name, value in medians.items():
         versus_llm = f"{value / llm:7.2f}" if llm else f"{'-':>7}"
-        print(f"{name:<24} {value:9.3f} {value / bare:9.1f} {versus_llm}")
+        print(f"{name:<24} {value:7.3f} {value / bare:9.1f} {versus_llm} {cpu[name]:7.3f}")
     if llm is None:
         print("llm --help: skipped (llm is not installed: pip install llm)")
     else:
@@ -111,7 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="rounds (default 15)")
     args = parser.parse_args()
-    report(measure(args.repeats))
+    report(*measure(args.repeats))
 
 
 if __name__ == "__main__":

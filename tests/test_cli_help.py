@@ -119,3 +119,12 @@ def test_metavars_name_what_to_type() -> None:
                   "--api-key-env VAR", "--greeting N"):  # fmt: skip
         assert shown in text, shown
     assert "--format jsonl|json" in help_text("sessions", "export")
+
+
+@pytest.mark.parametrize(("args", "shown"), [([], "Play:"), (["sessions"], "export ")])
+def test_a_group_without_a_command_prints_its_help(args: list[str], shown: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "narrative_cli", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and shown in done.stdout and "Usage: " in done.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Annotated
 
@@ -20,25 +21,28 @@ from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, P
 # Each module defines ``register(app)`` and adds its commands or sub-app. The modules import
 # only Typer at module level (their work is imported inside the command bodies), so that
 # ``narrative --help`` starts fast; tests/test_cli_help.py checks that.
-COMMAND_MODULES = (
-    "narrative_cli.cli.run",
-    "narrative_cli.cli.replay",
-    "narrative_cli.cli.inspect",
-    "narrative_cli.cli.lore",
-    "narrative_cli.cli.trace",
-    "narrative_cli.cli.sessions",
-    "narrative_cli.cli.config",
-    "narrative_cli.cli.roll",
-)
+COMMAND_MODULES = {
+    "run": "narrative_cli.cli.run",
+    "replay": "narrative_cli.cli.replay",
+    "inspect": "narrative_cli.cli.inspect",
+    "lore": "narrative_cli.cli.lore",
+    "trace": "narrative_cli.cli.trace",
+    "sessions": "narrative_cli.cli.sessions",
+    "config": "narrative_cli.cli.config",
+    "roll": "narrative_cli.cli.roll",
+}
+ROOT_FLAGS = ("-v", "-vv", "-vvv", "--verbose", "--debug")  # root options that take no value
 
-app = typer.Typer(
-    name="narrative",
-    help="Play and author SillyTavern-style stories in a terminal.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    cls=NarrativeGroup,
-    rich_markup_mode=None,  # Rich-drawn help costs half a second of start-up (cli/help.py)
-)
+
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="narrative",
+        help="Play and author SillyTavern-style stories in a terminal.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        cls=NarrativeGroup,
+        rich_markup_mode=None,  # Rich-drawn help costs half a second of start-up (cli/help.py)
+    )
 
 
 def _version(value: bool) -> None:
@@ -47,7 +51,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -69,25 +72,34 @@ def root(
     )
 
 
-def _register_all() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # command group not built yet
-                continue
-            raise
-        module.register(app)
+def build_app(commands: tuple[str, ...] = tuple(COMMAND_MODULES)) -> typer.Typer:
+    """The root app with ``commands`` registered (their modules are light: see above)."""
+    built = _new_app()
+    built.callback()(root)
+    for command in commands:
+        importlib.import_module(COMMAND_MODULES[command]).register(built)
+    return built
 
 
-_register_all()
+app = build_app()  # every command: for help, completion and tests
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """Only the command ``argv`` names, when it names one: Typer builds the options of every
+    registered command at each start, which costs the fifteen commands not run a good part of
+    the start-up. The whole app for anything else (help, completion, a mistyped command)."""
+    words = [word for word in argv if word not in ROOT_FLAGS]
+    if not words or words[0] not in COMMAND_MODULES or "_NARRATIVE_COMPLETE" in os.environ:
+        return app
+    return build_app((words[0],))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app and map errors to exit codes."""
     try:
         # Without standalone mode, Typer returns (not raises) the code of `typer.Exit`.
-        code = app(args=argv, standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        code = app_for(args)(args=args, standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
     except NarrativeError as error:
@@ -104,8 +116,10 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except TyperException as exc:  # usage errors: unknown option, missing argument, …
-        if not isinstance(exc, NoArgsIsHelpError) and isinstance(exc, ClickException):
-            exc.show()  # help was already printed for NoArgsIsHelpError
+        if isinstance(exc, NoArgsIsHelpError):
+            typer.echo(exc.format_message())  # the help, on stdout
+        elif isinstance(exc, ClickException):
+            exc.show()
         sys.exit(EXIT_USAGE)
     except Exception as exc:
         if error_options["debug"]:
