@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.credentials import is_secret_name, scrub, scrub_text, scrub_url
+from narrative_cli.credentials import is_secret_name, remember_url, scrub, scrub_text, scrub_url
 from narrative_cli.store import SessionStore
 from tests import servers
 from tests.conftest import ROOT, SAMPLES
@@ -185,3 +185,10 @@ def test_scrub_masks_urls_tokens_and_named_values_but_not_story_words() -> None:
     assert scrub({"profiles": {"p": {"api_key": "x", "api_key_env": "VAR", "n": 1}}}) == {
         "profiles": {"p": {"api_key": "***", "api_key_env": "VAR", "n": 1}}
     }
+
+
+def test_a_url_key_is_remembered_but_a_user_name_beside_a_password_is_not() -> None:
+    remember_url("http://storyteller:pw-5Lq9-remembered@h/v1?api_key=qv-8Rt2-remembered")
+    remember_url("http://uk-3Nb7-remembered@h/v1")
+    text = "storyteller pw-5Lq9-remembered qv-8Rt2-remembered uk-3Nb7-remembered"
+    assert scrub_text(text) == "storyteller *** *** ***"

@@ -9,8 +9,10 @@ A secret is any of:
   parameter (``?key=KEY``, ``&api_key=``, ``&token=`` …);
 - a token after ``Bearer``/``Basic``, and an ``sk-…`` key, wherever it stands in a text;
 - every key this process has read (``remember``): the value from ``api_key_env`` or
-  ``api_key_file``, and the parts of a base URL's user information, also base64-encoded as
-  HTTP Basic auth sends them (a proxy may echo them back in an error).
+  ``api_key_file``, a base URL's password (or its user name when it has no password) and its
+  key-like query values, and the user information base64-encoded as HTTP Basic auth sends it
+  (a proxy may echo it back in an error). Values under 8 characters are not remembered, so
+  that ordinary words of a story are never blanked.
 
 ``scrub`` serves every output path: traces (``pipeline/trace.py``), stored rows and exports
 (``store/``), error messages (``NarrativeError`` scrubs its own text), model error bodies
@@ -110,8 +112,7 @@ def remember_url(url: str | None) -> None:
         return
     if username or password:
         user, secret = unquote(username or ""), unquote(password or "")
-        remember(secret)
-        remember(user)
+        remember(secret if password is not None else user)  # ``http://KEY@host``: the key
         remember(base64.b64encode(f"{user}:{secret}".encode()).decode("ascii"))
     for match in _QUERY_PARAM.finditer("?" + parts.query):
         if is_secret_query_name(match.group(2)):
