@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CARD = str(ROOT / "sample_cards" / "lantern-keeper.png")
 GOAL_HELP_RATIO = 0.3  # narrative --help against llm --help
 GOAL_COMMAND_S = 0.25  # run --help, lore test, inspect
-TYPER_WITH_PYDANTIC = "import typer; from pydantic import Field, TypeAdapter"
+TYPER_WITH_PYDANTIC = "import typer; from pydantic import Field, TypeAdapter; TypeAdapter(int)"
 
 
 def narrative(*args: str) -> list[str]:
@@ -58,7 +58,7 @@ def commands() -> dict[str, list[str]]:
         "import typer": [sys.executable, "-c", "import typer"],  # any Typer CLI's floor
         # Typer 0.26+ checks every non-flag parameter with a pydantic TypeAdapter, so this is
         # the floor of any sub-command, ``run --help`` included (the root's -v is one).
-        "typer + TypeAdapter": [sys.executable, "-c", TYPER_WITH_PYDANTIC],
+        "typer + TypeAdapter(int)": [sys.executable, "-c", TYPER_WITH_PYDANTIC],
         "narrative --help": narrative("--help"),
         "narrative run --help": narrative("run", "--help"),
         "narrative lore test": narrative("lore", "test", CARD, "text"),
