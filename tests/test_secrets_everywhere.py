@@ -182,6 +182,8 @@ def test_scrub_masks_urls_tokens_and_named_values_but_not_story_words() -> None:
     assert scrub_text("Authorization: Bearer abc123def456") == "Authorization: Bearer ***"
     story = "The bearer of the basic lantern keeps the key; sk-one is a name."
     assert scrub_text(story) == story
+    chinese = "他是 Bearer 一个很长很长的中文句子超过二十个字符的那种句子而且没有空格"
+    assert scrub_text(chinese) == chinese
     assert scrub({"profiles": {"p": {"api_key": "x", "api_key_env": "VAR", "n": 1}}}) == {
         "profiles": {"p": {"api_key": "***", "api_key_env": "VAR", "n": 1}}
     }

@@ -69,8 +69,9 @@ _NOT_SECRET = frozenset({"api-key-env", "api-key-file"})  # where a key lives, n
 
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&;#\s\"'<>]*)")
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#\"'<>]+@")
+_TOKEN_CHARS = r"[A-Za-z0-9._~+/=\-]"  # what keys, JWTs and base64 are made of
 _AUTH_TOKEN = re.compile(  # a token with a digit, or a long one: "the bearer of news" stays
-    r"(?i)\b(bearer|basic)(\s+)(?:(?=[^\s\"',]*\d)[^\s\"',]{8,}|[^\s\"',]{20,})"
+    rf"(?i)\b(bearer|basic)(\s+)(?:(?={_TOKEN_CHARS}*\d){_TOKEN_CHARS}{{8,}}|{_TOKEN_CHARS}{{20,}})"
 )
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
 _MIN_REMEMBERED = 8  # shorter values would blank ordinary words of a story
