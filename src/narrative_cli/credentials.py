@@ -41,7 +41,6 @@ _SECRET_NAMES = frozenset(
         "api-secret",
         "api-token",
         "apikey",
-        "auth",
         "auth-token",
         "authorization",
         "bearer",
@@ -64,7 +63,7 @@ _SECRET_NAMES = frozenset(
 )
 _SECRET_SUFFIXES = ("-api-key", "-apikey", "-secret", "-secret-key", "-password")
 # Query parameters that carry keys besides the names above (Gemini's ``?key=``, signatures).
-_QUERY_NAMES = frozenset({"key", "sig", "signature"})
+_QUERY_NAMES = frozenset({"auth", "key", "sig", "signature"})
 _NOT_SECRET = frozenset({"api-key-env", "api-key-file"})  # where a key lives, not the key
 
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-]+)=([^&;#\s\"'<>]*)")
