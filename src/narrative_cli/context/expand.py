@@ -66,11 +66,21 @@ def macro_env(inputs: PromptInputs) -> MacroEnv:
         lang=inputs.lang,
         outlets=inputs.outlets,
         variables=inputs.variables,
+        global_variables=inputs.global_variables,
+        message_variables=inputs.message_variables,
+        last_user_message=_last(inputs, "user"),
+        last_char_message=_last(inputs, "narrative"),
         rng=inputs.rng,
         clock=inputs.clock,
         pick_seed=inputs.pick_seed,
         input=inputs.user_input,
     )
+
+
+def _last(inputs: PromptInputs, side: str) -> str:
+    """The last finished turn's user or story text (``{{lastUserMessage}}``, …)."""
+    texts = [getattr(turn, side) for turn in inputs.history if getattr(turn, side)]
+    return texts[-1] if texts else ""
 
 
 def apply_macros(inputs: PromptInputs) -> PromptInputs:

@@ -82,6 +82,8 @@ class PromptInputs:
     clock: datetime | None = None
     rng: random.Random | None = None
     variables: dict[str, Any] = field(default_factory=dict)  # {{getvar}} / {{setvar}}
+    global_variables: dict[str, Any] = field(default_factory=dict)  # {{getglobalvar}}
+    message_variables: dict[str, Any] = field(default_factory=dict)  # MVU: stat_data, …
     pick_seed: str = ""  # {{pick}} is stable per session: pass the session id
     # Budget cuts (context.budget sets these; builders honour them).
     window_trim: int = 0  # oldest turns removed from every window

@@ -55,6 +55,10 @@ class MacroEnv:
     lang: str = "en"
     outlets: Mapping[str, Sequence[str]] = field(default_factory=dict)
     variables: dict[str, Any] = field(default_factory=dict)
+    global_variables: dict[str, Any] = field(default_factory=dict)  # {{getglobalvar}}
+    message_variables: Mapping[str, Any] = field(default_factory=dict)  # MVU's stat_data…
+    last_user_message: str = ""
+    last_char_message: str = ""
     rng: random.Random | None = None
     clock: datetime | None = None
     pick_seed: str = ""
@@ -289,6 +293,25 @@ def _var(action: Callable[[dict[str, Any], list[str]], str], arity: int) -> Hand
     return lambda run, args, offset: action(run.env.variables, args) if len(args) >= arity else None
 
 
+def _global(action: Callable[[dict[str, Any], list[str]], str], arity: int) -> Handler:
+    """A global-variables macro: the same actions over the session's global variables."""
+    return lambda run, args, offset: (
+        action(run.env.global_variables, args) if len(args) >= arity else None
+    )
+
+
+def _scoped_value(scope: Callable[[MacroEnv], Mapping[str, Any]], yaml_text: bool) -> Handler:
+    """TavernHelper's ``{{get_message_variable::path}}`` (JSON) and ``format_…`` (YAML)."""
+
+    def handler(run: _Run, args: list[str], offset: int) -> str | None:
+        if not args:
+            return None
+        value = variables.lookup(scope(run.env), args[0])
+        return variables.as_yaml(value) if yaml_text else variables.as_json(value)
+
+    return handler
+
+
 def _reverse(run: _Run, args: list[str], offset: int) -> str:
     return "::".join(args)[::-1]
 
@@ -298,6 +321,7 @@ _ALIASES = {
     "charscenario": "scenario", "charjailbreak": "charinstruction",
     "charcreatornotes": "creatornotes", "char_version": "charversion", "version": "charversion",
     "varexists": "hasvar", "flushvar": "deletevar",
+    "globalvarexists": "hasglobalvar", "flushglobalvar": "deleteglobalvar",
     "charifnotgroup": "char", "group": "char", "notchar": "user",  # no group chats here
 }  # fmt: skip
 
@@ -338,6 +362,26 @@ _HANDLERS: dict[str, Handler] = {
     "decvar": _var(variables.step("-1"), 1),
     "hasvar": _var(variables.hasvar, 1),
     "deletevar": _var(variables.deletevar, 1),
+    "getglobalvar": _global(variables.getvar, 1),
+    "setglobalvar": _global(variables.setvar, 2),
+    "addglobalvar": _global(variables.addvar, 2),
+    "incglobalvar": _global(variables.step("1"), 1),
+    "decglobalvar": _global(variables.step("-1"), 1),
+    "hasglobalvar": _global(variables.hasvar, 1),
+    "deleteglobalvar": _global(variables.deletevar, 1),
+    "get_message_variable": _scoped_value(lambda e: e.message_variables, False),
+    "format_message_variable": _scoped_value(lambda e: e.message_variables, True),
+    "get_chat_variable": _scoped_value(lambda e: e.variables, False),
+    "format_chat_variable": _scoped_value(lambda e: e.variables, True),
+    "get_global_variable": _scoped_value(lambda e: e.global_variables, False),
+    "format_global_variable": _scoped_value(lambda e: e.global_variables, True),
+    "lastusermessage": lambda run, args, offset: run.env.last_user_message,
+    "lastcharmessage": lambda run, args, offset: run.env.last_char_message,
     "reverse": _reverse,
 }
 _HANDLERS.update({alias: _HANDLERS[name] for alias, name in _ALIASES.items()})
+
+
+def known_macro(name: str) -> bool:
+    """Whether ``{{name…}}`` is a macro this module runs (names are case-insensitive)."""
+    return name.lower() in _HANDLERS

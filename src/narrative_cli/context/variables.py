@@ -7,8 +7,11 @@ Values are stored as given (text) or as numbers after arithmetic, as SillyTavern
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import yaml
 
 Variables = dict[str, Any]
 
@@ -83,3 +86,37 @@ def _number(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+_PATH_PART = re.compile(r"[^.[\]]+|\[(?:(-?\d+)|([\"'])(.*?)\2)\]")
+
+
+def lookup(tree: Mapping[str, Any], path: str) -> Any:
+    """The value at a lodash-style ``path`` (``a.b[0]``, ``a["b"]``), or None when absent."""
+    node: Any = tree
+    for match in _PATH_PART.finditer(path):
+        key = match.group(1) or match.group(3) or match.group(0)
+        if isinstance(node, Mapping):
+            node = node.get(key)
+        elif isinstance(node, list) and key.lstrip("-").isdigit() and -len(node) <= int(key) < len(
+            node
+        ):
+            node = node[int(key)] if int(key) >= 0 else None
+        else:
+            return None
+    return node
+
+
+def as_json(value: Any) -> str:
+    """TavernHelper's text of a variable: text as is, anything else as JSON (absent: null)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def as_yaml(value: Any) -> str:
+    """TavernHelper's ``format_…_variable`` text: text as is, anything else as YAML."""
+    if isinstance(value, str):
+        return value
+    text = yaml.safe_dump(value, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    return str(text).removesuffix("\n...\n").rstrip("\n")

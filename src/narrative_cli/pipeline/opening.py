@@ -15,6 +15,7 @@ from typing import Any
 
 from narrative_cli.agents.templates import pick_language
 from narrative_cli.config import Settings
+from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
 from narrative_cli.domain import Card, LoreEntry, Persona, Preset
 from narrative_cli.load import (
@@ -78,6 +79,8 @@ def load_parts(
     )
     parts.problems += [f"tool {problem}" for problem in tools.problems]
     parts.problems += _lore_problems(entries, settings, persona_obj, card)
+    report = scan(card_sources(card, entries, parts.preset))
+    parts.problems += report.problems("zh" if parts.lang == "zh" else "en")
     return parts
 
 

@@ -55,6 +55,7 @@ from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.trace import TraceWriter
+from narrative_cli.pipeline.templating import apply_templates
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import builtin_dice_tool, tool_list_text
 from narrative_cli.tools.dice_rules import describes_checks
@@ -140,7 +141,7 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
     state.mode, state.concurrent_post = mode.label, mode.concurrent_post
     state.calls.mode = mode.label
     tool_text = tool_list_text(state.active_tools, state.lang) if mode.path == "serial" else ""
-    state.base_inputs = apply_macros(state.make_base_inputs(tool_text))
+    state.base_inputs = apply_templates(state, apply_macros(state.make_base_inputs(tool_text)))
     if mode.path == "serial":
         planning_stage(state)
         tools_stage(state)

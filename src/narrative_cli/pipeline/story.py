@@ -62,6 +62,7 @@ class Snapshot:
     variables: dict[str, Any] = field(default_factory=dict)  # {{setvar}} / {{getvar}} macros
     # MagVarUpdate's companions of stat_data (``mvu``): schema, display_data, delta_data
     mvu_data: dict[str, Any] = field(default_factory=dict)
+    global_variables: dict[str, Any] = field(default_factory=dict)  # {{setglobalvar}}: per session
 
     def to_dict(self) -> dict[str, Any]:
         """The snapshot as a JSON object (the store saves it as is)."""
@@ -77,6 +78,8 @@ class Snapshot:
             "windows": dict(self.windows),
             "variables": self.variables,
             **extra,
+            # only when set: snapshots of stories without global variables stay as they were
+            **({"global_variables": self.global_variables} if self.global_variables else {}),
         }
 
     @classmethod
@@ -94,6 +97,7 @@ class Snapshot:
             windows={str(k): int(v) for k, v in (data.get("windows") or {}).items()},
             variables=dict(data.get("variables") or {}),
             mvu_data=dict(data.get("mvu_data") or {}),
+            global_variables=dict(data.get("global_variables") or {}),
         )
 
 

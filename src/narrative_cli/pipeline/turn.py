@@ -55,6 +55,7 @@ class TurnState:
     summaries: SummaryStore
     timed: TimedEffects
     variables: dict[str, Any]
+    global_variables: dict[str, Any] = field(default_factory=dict)  # {{setglobalvar}}, templates
     mode: str = "merged"
     rng_stream: int = 0  # 0: the snapshot's stream; n: try n of this turn (rng.stream_rng)
     concurrent_post: bool = False
@@ -109,6 +110,7 @@ class TurnState:
             summaries=SummaryStore.from_dict(snapshot.summaries or {}, story.lang),
             timed=TimedEffects.from_dict(snapshot.timed or {}),
             variables=dict(snapshot.variables),
+            global_variables=dict(snapshot.global_variables),
         )
 
     # -- listener helpers -------------------------------------------------------------------
@@ -193,6 +195,8 @@ class TurnState:
             clock=story.clock(),
             rng=self.rng,
             variables=self.variables,
+            global_variables=self.global_variables,
+            message_variables={} if self.mvu is None else {"stat_data": self.mvu},
             pick_seed=str(story.seed),
         )
 
@@ -234,4 +238,5 @@ class TurnState:
             windows=windows,
             variables=dict(self.variables),
             mvu_data=dict(self.mvu_data),
+            global_variables=dict(self.global_variables),
         )

@@ -34,6 +34,7 @@ import quickjs
 DEFAULT_TIME_LIMIT = 1.0  # seconds of run time per call
 DEFAULT_MEMORY_LIMIT = 32 * 1024 * 1024  # bytes
 MAX_RESULT_CHARS = 65_536  # JSON text of a result
+MAX_PROGRAM_RESULT_CHARS = 4 * 1024 * 1024  # JSON text of a whole script's result (templates)
 _CHECK_TIME_LIMIT = 1.0
 _CHECK_MEMORY_LIMIT = 16 * 1024 * 1024
 _MAX_DETAIL_CHARS = 300
@@ -174,8 +175,51 @@ def check_syntax(code: str) -> str | None:
     return None if result.ok else result.message("en")
 
 
+def run_program(
+    program: str,
+    payload: str,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+) -> SandboxResult:
+    """Run a whole script (``tools.templates``) that reads the global ``__payload`` text and
+    leaves JSON text in ``__done``, draining its promise jobs; never raises.
+
+    The time limit covers the script and every job it queues. A script stopped before it set
+    ``__done`` (the limit hit inside a job) comes back as a time-out whose ``value`` is the
+    JSON text the script left in ``__progress``, so the caller can tell how far it got."""
+    if _SURROGATE.search(program) or _SURROGATE.search(payload):
+        return SandboxResult(False, error_kind="syntax", detail=_BAD_CHARACTER)
+    request: dict[str, Any] = {"op": "program", "code": program, "params": payload, "state": ""}
+    request.update(seed=0, time=time_limit, memory=memory_limit)
+    return _WORKER.request(request, time_limit)
+
+
+def _run_program_in_process(request: dict[str, Any]) -> SandboxResult:
+    code, time_limit, memory_limit = request["code"], request["time"], request["memory"]
+    context = quickjs.Context()
+    try:
+        context.set_memory_limit(memory_limit)
+        context.set_time_limit(time_limit)
+        context.set("__payload", request["params"])
+        context.eval(code)
+        while context.execute_pending_job():
+            pass
+        done = context.get("__done")
+    except quickjs.JSException as error:
+        return _failure(error, time_limit, memory_limit, code)
+    except MemoryError:
+        return SandboxResult(False, error_kind="memory", limit=memory_limit / 2**20)
+    if not isinstance(done, str):
+        progress = context.get("__progress")
+        return SandboxResult(False, value=progress if isinstance(progress, str) else None,
+                             error_kind="timeout", limit=time_limit)
+    return _decode(done, MAX_PROGRAM_RESULT_CHARS)
+
+
 def run_in_process(request: dict[str, Any]) -> SandboxResult:
     """One request run by QuickJS in this process (the helper's side of ``run_code``)."""
+    if request["op"] == "program":
+        return _run_program_in_process(request)
     code, time_limit, memory_limit = request["code"], request["time"], request["memory"]
     try:
         host = _new_host(time_limit, memory_limit)
@@ -328,11 +372,11 @@ def _failure(error: Exception, time_limit: float, memory_limit: int, code: str) 
     return SandboxResult(False, error_kind="exception", detail=_clip(first or "error"))
 
 
-def _decode(text: object) -> SandboxResult:
+def _decode(text: object, limit: int = MAX_RESULT_CHARS) -> SandboxResult:
     if not isinstance(text, str):
         return SandboxResult(False, error_kind="result", detail="no JSON text came back")
-    if len(text) > MAX_RESULT_CHARS:
-        detail = f"{len(text)} characters of JSON, the limit is {MAX_RESULT_CHARS}"
+    if len(text) > limit:
+        detail = f"{len(text)} characters of JSON, the limit is {limit}"
         return SandboxResult(False, error_kind="result", detail=detail)
     return SandboxResult(True, value=_clean(json.loads(text)))
 

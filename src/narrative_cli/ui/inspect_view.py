@@ -3,7 +3,9 @@
 Report keys (a contract for ``inspect --json``): ``card`` (name, spec, source chunk, language, …),
 ``greetings``, ``tokens`` (estimate per card field), ``lore`` (books and ``entries`` with their
 route and its reason), ``tools`` (tool entries with name, type and trigger, or the problem),
-``mvu`` (``initvar`` and ``mvu_update`` entries), ``regex_scripts`` and ``preset``.
+``mvu`` (``initvar`` and ``mvu_update`` entries), ``regex_scripts``, ``preset`` and ``macros``
+(``unknown`` macro names with where each is first seen; ``templates``: each text holding EJS
+templates with the helpers it calls, those ``unavailable`` here, and any compile ``error``).
 Rich is imported only when the report is rendered, so ``--json`` stays light.
 """
 
@@ -192,7 +194,17 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
         "mvu": _mvu(card, select_lore(card, worlds, "auto").entries, routed),
         "regex_scripts": _regex_row(card),
         "preset": _preset(preset),
+        "macros": _macros(card, select_lore(card, worlds, "auto").entries, preset),
     }
+
+
+def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict[str, Any]:
+    """Unknown macros and the texts holding EJS templates, with what will not run."""
+    from narrative_cli.context.macro_scan import card_sources, scan
+
+    report = scan(card_sources(card, entries, preset))
+    return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],
+            "templates": [t.to_dict() for t in report.templates]}
 
 
 # ---------------------------------------------------------------- Rich rendering
@@ -337,6 +349,25 @@ def _regex_view(report: dict[str, Any]) -> Any:
     return table
 
 
+def _macro_lines(report: dict[str, Any]) -> list[str]:
+    macros = report.get("macros") or {}
+    lines = []
+    for row in macros.get("templates", []):
+        calls = ", ".join(row["calls"]) or "no helper calls"
+        if row["error"]:
+            state = f"will not run: {row['error']}; its text is left out"
+        elif row["unavailable"]:
+            state = (f"will fail at {', '.join(row['unavailable'])} (not available in a "
+                     "terminal); its text is left out")
+        else:
+            state = "runs in the sandbox each turn"
+        lines.append(f"EJS template in {row['where']}: {calls}; {state}")
+    for row in macros.get("unknown", []):
+        lines.append(f"unknown macro {{{{{row['name']}}}}} in {row['where']}: "
+                     "not run here, sent as written")
+    return lines
+
+
 def render_inspect(report: dict[str, Any], console: Console | None = None) -> None:
     """Print the inspect report as panels and tables."""
     from rich.console import Console as RichConsole
@@ -356,6 +387,8 @@ def render_inspect(report: dict[str, Any], console: Console | None = None) -> No
         out.print(line, highlight=False, markup=False)
     if report["regex_scripts"]:
         out.print(_regex_view(report))
+    for line in _macro_lines(report):
+        out.print(line, highlight=False, markup=False)
     if report["preset"]:
         preset = report["preset"]
         out.print(f"preset {preset['name']}: {preset['enabled']} of {preset['prompts']} "
