@@ -1,0 +1,153 @@
+"""Templates and variable macros in whole turns on the scripted server: our own small cards for
+each construct, then the real MVU/EJS cards of ../shared/fixtures (skipped when absent).
+
+Every request the turn sends is scanned: no template code and no variable macro may reach a
+model, a gated entry is in the prompt exactly when its condition holds, and a failing template
+is a warning naming its entry while the turn goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from narrative_cli.pipeline.events import TurnWarning
+from narrative_cli.pipeline.orchestrator import run_turn
+from narrative_cli.pipeline.story import Story, open_story
+
+from . import servers
+from .conftest import fixture_file
+from .pipeline_support import Script, backends_for, collect, entry, settings_for, write_card
+from .servers import ScriptedServer
+
+scripted_server = servers.scripted_server
+
+RAW_MARKS = ("<%", "%>", "{{get_message_variable", "{{format_message_variable", "{{getvar::")
+GATE = "<% if (getvar('stat_data.理.好感度[0]') >= 60) { %>CONFESSION-EVENT<% } %>"
+
+
+def initvar(affection: int) -> dict[str, Any]:
+    tree = {"理": {"好感度": [affection, "0-100"], "情绪": "平静"}}
+    return {**entry(1, json.dumps(tree, ensure_ascii=False), comment="[InitVar] 初始变量"),
+            "enabled": True}
+
+
+def gated_card(folder: Path, affection: int, *extra: dict[str, Any]) -> Path:
+    entries = [
+        initvar(affection),
+        entry(2, GATE, constant=True, comment="角色事件-告白"),
+        entry(3, "好感：{{get_message_variable::stat_data.理.好感度[0]}} 心情：{{getvar::mood}}",
+              constant=True, comment="变量输出"),
+        entry(4, "<%_ setvar('mood', '好') _%>\n阶段：<%= getvar('stat_data.理.情绪') %>",
+              constant=True, comment="阶段"),
+        *extra,
+    ]
+    return write_card(folder, entries, name="Riri",
+                      description="<%- charName %> 的好感是 <%= getvar('stat_data.理.好感度[0]') %>。")
+
+
+def sent_text(server: ScriptedServer) -> str:
+    return "\n".join(json.dumps(r.json, ensure_ascii=False) for r in server.requests)
+
+
+def play(server: ScriptedServer, card: Path, **story_options: Any) -> tuple[Story, Any, list[Any]]:
+    Script().install(server)
+    settings = settings_for(server)
+    story_options.setdefault("lang", "zh")
+    story = open_story(card, settings=settings, seed=11, **story_options)
+    events, listener = collect()
+    result = run_turn(story, "我来看你了。", backends_for(server, settings), listener=listener)
+    return story, result, events
+
+
+def assert_nothing_raw(server: ScriptedServer) -> None:
+    assert server.requests
+    text = sent_text(server)
+    for mark in RAW_MARKS:
+        assert mark not in text, mark
+
+
+@pytest.mark.parametrize(("affection", "fires"), [(59, False), (60, True), (61, True)])
+def test_gated_entry_fires_exactly_when_its_condition_holds(
+    scripted_server: ScriptedServer, tmp_path: Path, affection: int, fires: bool
+) -> None:
+    _, result, _ = play(scripted_server, gated_card(tmp_path, affection))
+    assert_nothing_raw(scripted_server)
+    text = sent_text(scripted_server)
+    assert ("CONFESSION-EVENT" in text) is fires
+    assert f"好感：{affection}" in text  # the macro read the MVU path
+    assert f"的好感是 {affection}。" in text  # the card field's template too
+    assert "阶段：平静" in text
+    assert result.warnings == []
+
+
+def test_setvar_in_a_template_reaches_later_macros_next_turn(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    story, result, _ = play(scripted_server, gated_card(tmp_path, 10))
+    assert result.snapshot.variables.get("mood") == "好"
+    assert "心情：好" not in sent_text(scripted_server)  # macros ran before the template set it
+    story.advance(result)
+    scripted_server.requests.clear()
+    run_turn(story, "再来。", backends_for(scripted_server, story.settings))
+    assert "心情：好" in sent_text(scripted_server)
+
+
+def test_runaway_template_is_a_warning_and_the_turn_goes_on(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    loop = entry(9, "LOOP-TEXT<% while(true){} %>", constant=True, comment="死循环")
+    _, result, events = play(scripted_server, gated_card(tmp_path, 60, loop))
+    assert_nothing_raw(scripted_server)
+    text = sent_text(scripted_server)
+    assert "LOOP-TEXT" not in text
+    assert "CONFESSION-EVENT" in text  # the other templates still ran
+    warnings = [e.message for e in events if isinstance(e, TurnWarning)]
+    assert len(warnings) == 1 and '"死循环"' in warnings[0] and "秒" in warnings[0]
+    assert result.warnings == warnings
+    assert result.narrative
+
+
+def test_broken_template_is_never_sent_raw(scripted_server: ScriptedServer, tmp_path: Path) -> None:
+    broken = entry(9, "BROKEN-TEXT <% if (x { %>", constant=True, comment="坏模板")
+    _, result, _ = play(scripted_server, gated_card(tmp_path, 60, broken))
+    assert_nothing_raw(scripted_server)
+    assert "BROKEN-TEXT" not in sent_text(scripted_server)
+    assert any('"坏模板"' in w and "语法错误" in w for w in result.warnings)
+
+
+def test_unknown_macro_is_reported_once_when_the_story_opens(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    odd = entry(9, "{{sim_tracker}} 和 {{sim_tracker}}", constant=True, comment="extension")
+    story, result, _ = play(scripted_server, gated_card(tmp_path, 60, odd))
+    lines = [p for p in story.problems if "sim_tracker" in p]
+    assert len(lines) == 1 and '"extension"' in lines[0] and lines[0].count("sim_tracker") == 1
+    assert "{{sim_tracker}}" in sent_text(scripted_server)  # sent as written, as ST does
+
+
+# ---------------------------------------------------------------- the real cards
+
+REAL_CARDS = ["mvu/magvar-riri-mvu-update.png", "zh/ai-v3.json", "zh/nun-ninja-anime.png"]
+
+
+@pytest.mark.parametrize("relative", REAL_CARDS)
+def test_real_cards_send_no_template_code_or_variable_macros(
+    scripted_server: ScriptedServer, relative: str
+) -> None:
+    card = fixture_file(relative)
+    story, result, _ = play(scripted_server, card)
+    assert_nothing_raw(scripted_server)
+    assert not [w for w in result.warnings if "template" in w or "模板" in w]
+    assert not [p for p in story.problems if "模板" in p or "template" in p]
+
+
+def test_ai_card_phase_guide_follows_its_variable(scripted_server: ScriptedServer) -> None:
+    card = fixture_file("zh/ai-v3.json")
+    _, _, _ = play(scripted_server, card)
+    text = sent_text(scripted_server)
+    assert "磨合期:" in text  # the default phase when 系统.当前阶段 is not set
+    assert "损友成型:" not in text
