@@ -125,7 +125,8 @@ def test_setvar_flags_and_global_scope() -> None:
 
 
 def test_setvar_on_mvu_tree_lasts_for_the_prompt_only_and_says_so() -> None:
-    jobs = [TemplateJob("a", "<% setvar('stat_data.理.情绪', '喜悦') %><%= getvar('stat_data.理.情绪') %>")]
+    text = "<% setvar('stat_data.理.情绪', '喜悦') %><%= getvar('stat_data.理.情绪') %>"
+    jobs = [TemplateJob("a", text)]
     batch = render_templates(jobs, TemplateContext(message={"stat_data": STAT}))
     assert batch.outputs == ["喜悦"]
     assert batch.local == {}
@@ -143,7 +144,8 @@ def test_variables_object_and_names() -> None:
 def test_getwi_returns_an_entry_rendered_with_its_data() -> None:
     lore = [LoreData(uid=4, comment="称呼", content="叫<%= who %>哥哥"),
             LoreData(uid=5, comment="plain", content="plain text")]
-    text = "<%= await getwi('称呼', { who: '阿明' }) %>;<%- await getwi(5) %>;[<%= await getwi('x') %>]"
+    text = ("<%= await getwi('称呼', { who: '阿明' }) %>;<%- await getwi(5) %>;"
+            "[<%= await getwi('x') %>]")
     assert one(text, lore=lore) == "叫阿明哥哥;plain text;[]"
 
 
@@ -175,7 +177,8 @@ def test_runtime_and_inspect_agree_on_functions() -> None:
 
 
 def test_random_and_date_are_seeded_and_fixed() -> None:
-    text = "<%= Math.random() %> <%= _.random(1, 6) %> <%= Date.now() %> <%= new Date().getTime() %>"
+    text = ("<%= Math.random() %> <%= _.random(1, 6) %> <%= Date.now() %> "
+            "<%= new Date().getTime() %>")
     first = one(text, seed=5, now_ms=1_700_000_000_000)
     assert first == one(text, seed=5, now_ms=1_700_000_000_000)
     assert first != one(text, seed=6, now_ms=1_700_000_000_000)

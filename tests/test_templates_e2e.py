@@ -45,8 +45,8 @@ def gated_card(folder: Path, affection: int, *extra: dict[str, Any]) -> Path:
               constant=True, comment="阶段"),
         *extra,
     ]
-    return write_card(folder, entries, name="Riri",
-                      description="<%- charName %> 的好感是 <%= getvar('stat_data.理.好感度[0]') %>。")
+    description = "<%- charName %> 的好感是 <%= getvar('stat_data.理.好感度[0]') %>。"
+    return write_card(folder, entries, name="Riri", description=description)
 
 
 def sent_text(server: ScriptedServer) -> str:

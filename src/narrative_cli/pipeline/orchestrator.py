@@ -54,8 +54,8 @@ from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
-from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.templating import apply_templates
+from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import builtin_dice_tool, tool_list_text
 from narrative_cli.tools.dice_rules import describes_checks

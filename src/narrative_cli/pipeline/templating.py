@@ -10,6 +10,7 @@ only through ``<UpdateVariable>`` blocks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -76,7 +77,10 @@ def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
     def out(slot: int | None, text: str) -> str:
         return text if slot is None else batch.outputs[slot] or ""
 
-    card = replace(inputs.card, **{n: out(s, getattr(inputs.card, n)) for n, s in card_slots.items()})
+    card = inputs.card
+    for field_name, slot in card_slots.items():
+        if slot is not None:
+            card = replace(card, **{field_name: out(slot, getattr(card, field_name))})  # type: ignore[arg-type]
     if depth_slot is not None and isinstance(depth, dict):
         extensions = dict(card.extensions)
         extensions["depth_prompt"] = {**depth, "prompt": out(depth_slot, str(depth_text))}
@@ -87,11 +91,13 @@ def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
         inputs,
         card=card,
         persona=replace(inputs.persona, description=out(persona_slot, inputs.persona.description)),
+        worldinfo1=lore["worldinfo1"],
+        worldinfo2=lore["worldinfo2"],
+        worldinfo3=lore["worldinfo3"],
         outlets={n: [out(s, t) for s, t in zip(outlet_slots[n], ts, strict=True)]
                  for n, ts in inputs.outlets.items()},  # fmt: skip
         preset=_preset(inputs.preset, preset_slots, out),
         mvu_rules=[out(s, t) for s, t in zip(rule_slots, inputs.mvu_rules, strict=True)],
-        **lore,
     )
 
 
@@ -110,7 +116,9 @@ def _name(entries: list[LoreEntry], index: int) -> str:
     return entry_name(entries[index]) if index < len(entries) else f"lore entry {index + 1}"
 
 
-def _preset(preset: Preset | None, slots: list[int | None], out: Any) -> Preset | None:
+def _preset(
+    preset: Preset | None, slots: list[int | None], out: Callable[[int | None, str], str]
+) -> Preset | None:
     if preset is None:
         return None
     prompts = [replace(p, content=out(s, p.content)) for s, p in zip(slots, preset.prompts,

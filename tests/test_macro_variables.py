@@ -1,0 +1,64 @@
+"""The variable macros real cards use (TavernHelper's get/format_*_variable, SillyTavern's
+global variables) and the scan that reports macros we do not run."""
+
+from __future__ import annotations
+
+from narrative_cli.context.macro_scan import card_sources, scan, unknown_macros
+from narrative_cli.context.macros import MacroEnv, expand
+from narrative_cli.domain import Card, LoreEntry
+
+STAT = {"理": {"好感度": [65, "0-100"], "情绪": "平静"}, "地点": "教堂"}
+
+
+def env(**fields: object) -> MacroEnv:
+    return MacroEnv(user="阿明", char="理", message_variables={"stat_data": STAT},
+                    **fields)  # type: ignore[arg-type]
+
+
+def test_get_message_variable_reads_mvu_paths() -> None:
+    e = env()
+    assert expand("{{get_message_variable::stat_data.理.好感度[0]}}", e) == "65"
+    assert expand("{{get_message_variable::stat_data.地点}}", e) == "教堂"
+    assert expand("{{get_message_variable::stat_data.理}}", e) == (
+        '{"好感度": [65, "0-100"], "情绪": "平静"}')
+    assert expand("[{{get_message_variable::stat_data.nothing}}]", e) == "[null]"
+
+
+def test_format_message_variable_is_yaml() -> None:
+    text = expand("{{format_message_variable::stat_data}}", env())
+    assert text.splitlines() == ["理:", "  好感度:", "  - 65", "  - 0-100", "  情绪: 平静",
+                                 "地点: 教堂"]
+
+
+def test_chat_and_global_variables_are_separate() -> None:
+    e = env(variables={"mood": "好"})
+    text = ("{{setglobalvar::g::1}}{{incglobalvar::g}}{{addglobalvar::g::3}}"
+            "{{getglobalvar::g}}/{{getvar::g}}/{{getvar::mood}}/{{get_chat_variable::mood}}"
+            "/{{hasglobalvar::g}}")
+    assert expand(text, e) == "25//好/好/true"  # {{incglobalvar}} prints the new value
+    assert e.global_variables == {"g": 5}
+
+
+def test_last_messages() -> None:
+    e = env(last_user_message="你好", last_char_message="欢迎")
+    assert expand("{{lastUserMessage}}|{{lastCharMessage}}", e) == "你好|欢迎"
+
+
+def test_unknown_macros_are_named_once_each() -> None:
+    text = "{{user}} {{sim_tracker}} {{roll:1d6}} {{// note}} {{#if x}}{{/if}} {{sim_tracker}}"
+    assert unknown_macros(text) == ["sim_tracker", "#if", "/if"]
+
+
+def test_scan_skips_disabled_entries_and_initvar_but_reports_the_rest() -> None:
+    card = Card(name="理", description="{{words}}")
+    entries = [
+        LoreEntry(uid=1, comment="off", content="{{hidden}}", disabled=True),
+        LoreEntry(uid=2, comment="[InitVar]", content="{{init_only}}"),
+        LoreEntry(uid=3, comment="on", content="{{task}} <% getchar() %>"),
+    ]
+    report = scan(card_sources(card, entries, None))
+    assert report.unknown == {"words": "card field description", "task": 'lore entry "on" (uid 3)'}
+    lines = report.problems("en")
+    assert lines[0].startswith("macros not run here")
+    assert "getchar" in lines[1] and 'lore entry "on" (uid 3)' in lines[1]
+    assert report.problems("zh")[0].startswith("未知宏")
