@@ -20,7 +20,16 @@ from narrative_cli.pipeline.story import Story, open_story
 
 from . import servers
 from .conftest import fixture_file
-from .pipeline_support import Script, backends_for, collect, entry, settings_for, write_card
+from .pipeline_support import (
+    Script,
+    backends_for,
+    collect,
+    entry,
+    llm_tool,
+    settings_for,
+    tool_entry,
+    write_card,
+)
 from .servers import ScriptedServer
 
 scripted_server = servers.scripted_server
@@ -127,6 +136,19 @@ def test_unknown_macro_is_reported_once_when_the_story_opens(
     lines = [p for p in story.problems if "sim_tracker" in p]
     assert len(lines) == 1 and '"extension"' in lines[0] and lines[0].count("sim_tracker") == 1
     assert "{{sim_tracker}}" in sent_text(scripted_server)  # sent as written, as ST does
+
+
+def test_llm_tool_reading_the_whole_world_gets_rendered_entries(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    tool = tool_entry(8, llm_tool("chronicle", "post_pipeline", ["world_full"]))
+    keyed = entry(7, "<% if (getvar('stat_data.理.好感度[0]') >= 60) { %>WORLD-GATE<% } %>",
+                  keys=("never-mentioned",), comment="keyed")
+    play(scripted_server, gated_card(tmp_path, 70, tool, keyed))
+    assert_nothing_raw(scripted_server)
+    tool_requests = [r for r in scripted_server.requests if r.agent == "tool:chronicle"]
+    assert tool_requests
+    assert "WORLD-GATE" in json.dumps(tool_requests[0].json, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------- the real cards

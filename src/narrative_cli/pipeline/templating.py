@@ -10,13 +10,16 @@ only through ``<UpdateVariable>`` blocks.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from narrative_cli.context.ejs import has_template
+from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.macro_scan import entry_name
+from narrative_cli.context.macros import expand
 from narrative_cli.domain import LoreEntry, Preset
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.templates import (
@@ -64,6 +67,10 @@ def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
     preset_slots = [jobs.add(f'preset prompt "{p.name or p.identifier}"', p.content)
                     for p in (inputs.preset.prompts if inputs.preset else [])]  # fmt: skip
     rule_slots = [jobs.add(f"[mvu_update] rule {i + 1}", t) for i, t in enumerate(inputs.mvu_rules)]
+    world = _world_entries(state, inputs)
+    world_slots = [None if e.disabled else jobs.add(entry_name(e), e.content) for e in world]
+    if world and not any(slot is not None for slot in world_slots):
+        state.world_entries = world
     if not jobs.jobs:
         return inputs
     with state.stage("templates"):
@@ -73,6 +80,9 @@ def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
     state.variables.clear()
     state.variables.update(batch.local)
     state.global_variables = batch.global_
+    if world:
+        state.world_entries = [replace(e, content=batch.outputs[slot] or "") if slot is not None
+                               else e for e, slot in zip(world, world_slots, strict=True)]
 
     def out(slot: int | None, text: str) -> str:
         return text if slot is None else batch.outputs[slot] or ""
@@ -99,6 +109,21 @@ def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
         preset=_preset(inputs.preset, preset_slots, out),
         mvu_rules=[out(s, t) for s, t in zip(rule_slots, inputs.mvu_rules, strict=True)],
     )
+
+
+def _world_entries(state: TurnState, inputs: PromptInputs) -> list[LoreEntry]:
+    """Every story entry with its macros expanded, when an active llm tool reads
+    ``world_full`` (that tool's context must carry no macro or template code either).
+
+    The macros run on copies (variables, a random stream of their own), so the prompt's
+    own expansion is not drawn twice."""
+    if not any("world_full" in tool.context for tool in state.active_tools):
+        return []
+    env = replace(macro_env(inputs), variables=dict(inputs.variables),
+                  global_variables=dict(inputs.global_variables),
+                  rng=random.Random(f"{state.story.seed}:{state.number}:world_full"))
+    return [e if e.disabled or "{{" not in e.content else replace(e, content=expand(e.content, env))
+            for e in state.story.entries]
 
 
 def _lore_blocks(

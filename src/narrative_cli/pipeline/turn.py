@@ -26,6 +26,7 @@ from narrative_cli.context.inputs import (
     WindowSettings,
 )
 from narrative_cli.context.window import window_first
+from narrative_cli.domain import LoreEntry
 from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
@@ -56,6 +57,7 @@ class TurnState:
     timed: TimedEffects
     variables: dict[str, Any]
     global_variables: dict[str, Any] = field(default_factory=dict)  # {{setglobalvar}}, templates
+    world_entries: list[LoreEntry] | None = None  # story entries with templates rendered
     mode: str = "merged"
     rng_stream: int = 0  # 0: the snapshot's stream; n: try n of this turn (rng.stream_rng)
     concurrent_post: bool = False
@@ -204,7 +206,7 @@ class TurnState:
         """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now."""
         inputs = self.prompt_inputs()
         return {
-            "world_full": world_full(self.story.entries, self.lang),
+            "world_full": world_full(self.world_entries or self.story.entries, self.lang),
             "story_summary": self.summaries.render(),
             "recent_turns": parts.recent_turns(self.window("writing"), self.lang).text,
             "narrative_text": narrative,
