@@ -41,7 +41,7 @@ GATE = "<% if (getvar('stat_data.理.好感度[0]') >= 60) { %>CONFESSION-EVENT<
 def initvar(affection: int) -> dict[str, Any]:
     tree = {"理": {"好感度": [affection, "0-100"], "情绪": "平静"}}
     return {**entry(1, json.dumps(tree, ensure_ascii=False), comment="[InitVar] 初始变量"),
-            "enabled": True}
+            "enabled": False}
 
 
 def gated_card(folder: Path, affection: int, *extra: dict[str, Any]) -> Path:
@@ -173,3 +173,35 @@ def test_ai_card_phase_guide_follows_its_variable(scripted_server: ScriptedServe
     text = sent_text(scripted_server)
     assert "磨合期:" in text  # the default phase when 系统.当前阶段 is not set
     assert "损友成型:" not in text
+
+
+@pytest.mark.parametrize(("affection", "fires"), [(59, False), (60, True)])
+def test_real_confession_event_fires_exactly_from_affection_60(
+    scripted_server: ScriptedServer, affection: int, fires: bool
+) -> None:
+    """青空理's 角色事件-告白: the writer's _.set moves 好感度; the next turn's prompt holds the
+    event's <story_override> exactly when the card's own condition holds."""
+    card = fixture_file("mvu/magvar-riri-mvu-update.png")
+    update = f"<UpdateVariable>\n_.set('理.好感度[0]', 15, {affection});//测试\n</UpdateVariable>"
+    Script({"merged_writing": f"理微笑着看向你。\n\n{update}"}).install(scripted_server)
+    settings = settings_for(scripted_server)
+    # the affection-stage entry is ~14k estimated tokens of raw template (SillyTavern budgets
+    # the raw text too): a lore budget that holds it, as a long-context profile would have
+    settings.lore.update(budget_percent=100, max_context=131072)
+    story = open_story(card, settings=settings, seed=11, greeting_index=1)
+    first = run_turn(story, "我来看你了。", backends_for(scripted_server, settings))
+    assert first.snapshot.mvu is not None
+    assert first.snapshot.mvu["理"]["好感度"][0] == affection
+    assert "<story_override>" not in sent_text(scripted_server)  # 15 at the first turn
+    story.advance(first)
+    scripted_server.requests.clear()
+    second = run_turn(story, "我有话想对你说。", backends_for(scripted_server, settings))
+    assert_nothing_raw(scripted_server)
+    text = sent_text(scripted_server)
+    assert ("<story_override>" in text) is fires
+    assert ("理会立刻寻找合适的场合" in text) is fires
+    # the affection-stage entry follows the same variable
+    assert ("她已经将User视作亲密的朋友" in text) is (40 <= affection < 60)
+    assert ("只要您与别人站得稍近" in text) is (60 <= affection < 80)
+    assert "daily_performance" in text
+    assert not [w for w in second.warnings if "template" in w or "模板" in w]

@@ -159,7 +159,7 @@ def template_context(state: TurnState, inputs: PromptInputs) -> TemplateContext:
     return TemplateContext(
         local=dict(state.variables),
         global_=dict(state.global_variables),
-        message=message_variables(state),
+        message=state.message_variables(),
         lore=[_lore_data(e) for e in story.entries],
         user=story.persona.name or "User",
         char=story.card.name,
@@ -169,11 +169,6 @@ def template_context(state: TurnState, inputs: PromptInputs) -> TemplateContext:
         now_ms=int(clock.timestamp() * 1000) if clock else 0,
         lang=state.lang,
     )
-
-
-def message_variables(state: TurnState) -> dict[str, Any]:
-    """MVU's trees, as the message variables templates and macros read them."""
-    return {} if state.mvu is None else {"stat_data": state.mvu}
 
 
 def _lore_data(entry: LoreEntry) -> LoreData:

@@ -198,9 +198,18 @@ class TurnState:
             rng=self.rng,
             variables=self.variables,
             global_variables=self.global_variables,
-            message_variables={} if self.mvu is None else {"stat_data": self.mvu},
+            message_variables=self.message_variables(),
             pick_seed=str(story.seed),
         )
+
+    def message_variables(self) -> dict[str, Any]:
+        """MVU's trees as the message variables macros and templates read (``stat_data``,
+        ``display_data``, ``delta_data``); empty when the card does not use MVU."""
+        if self.mvu is None:
+            return {}
+        meta = self.mvu_data
+        return {"stat_data": self.mvu, "display_data": meta.get("display_data") or {},
+                "delta_data": meta.get("delta_data") or {}}
 
     def tool_context(self, *, narrative: str = "") -> dict[str, str]:
         """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now."""
