@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.expand import macro_env
