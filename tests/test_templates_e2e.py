@@ -205,3 +205,45 @@ def test_real_confession_event_fires_exactly_from_affection_60(
     assert ("只要您与别人站得稍近" in text) is (60 <= affection < 80)
     assert "daily_performance" in text
     assert not [w for w in second.warnings if "template" in w or "模板" in w]
+
+
+# ---------------------------------------------------------------- inspect
+
+
+def test_inspect_lists_templates_and_unknown_macros(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from narrative_cli.cli.app import app
+
+    odd = entry(9, "{{sim_tracker}} <% await execute('/echo') %>", constant=True, comment="ext")
+    card = gated_card(tmp_path, 60, odd)
+    result = CliRunner().invoke(app, ["inspect", str(card), "--json"])
+    assert result.exit_code == 0, result.output
+    macros = json.loads(result.stdout)["macros"]
+    assert macros["unknown"] == [{"name": "sim_tracker", "where": 'lore entry "ext" (uid 9)'}]
+    rows = {row["where"]: row for row in macros["templates"]}
+    assert rows['lore entry "角色事件-告白" (uid 2)']["calls"] == ["getvar"]
+    assert rows['lore entry "角色事件-告白" (uid 2)']["unavailable"] == []
+    assert rows['lore entry "ext" (uid 9)']["unavailable"] == ["execute"]
+    assert "card field description" in rows
+    shown = CliRunner().invoke(app, ["inspect", str(card)], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert 'EJS template in lore entry "角色事件-告白" (uid 2): getvar; runs in the sandbox' in (
+        shown.output)
+    assert "will fail at execute" in shown.output
+    assert "unknown macro {{sim_tracker}}" in shown.output
+
+
+def test_inspect_on_the_real_mvu_card_lists_its_templates() -> None:
+    from typer.testing import CliRunner
+
+    from narrative_cli.cli.app import app
+
+    card = fixture_file("mvu/magvar-riri-mvu-update.png")
+    result = CliRunner().invoke(app, ["inspect", str(card), "--json"])
+    assert result.exit_code == 0, result.output
+    macros = json.loads(result.stdout)["macros"]
+    wheres = [row["where"] for row in macros["templates"]]
+    assert wheres == ['lore entry "变量分阶段-好感度" (uid 3)', 'lore entry "角色事件-告白" (uid 6)']
+    assert all(row["unavailable"] == [] and row["error"] == "" for row in macros["templates"])
+    assert macros["unknown"] == []
