@@ -244,6 +244,20 @@ def test_inspect_on_the_real_mvu_card_lists_its_templates() -> None:
     assert result.exit_code == 0, result.output
     macros = json.loads(result.stdout)["macros"]
     wheres = [row["where"] for row in macros["templates"]]
-    assert wheres == ['lore entry "变量分阶段-好感度" (uid 3)', 'lore entry "角色事件-告白" (uid 6)']
+    assert wheres == ['lore entry "变量分阶段-好感度" (uid 3)',
+                      'lore entry "角色事件-告白" (uid 6)']
     assert all(row["unavailable"] == [] and row["error"] == "" for row in macros["templates"])
     assert macros["unknown"] == []
+
+
+def test_greeting_templates_render_against_the_starting_variables(tmp_path: Path) -> None:
+    greeting = ("<% if (getvar('stat_data.理.好感度[0]') >= 60) { %>你回来了！"
+                "<% } else { %>你好。<% } %>")
+    story = open_story(gated_card(tmp_path, 70), seed=1, lang="zh")
+    assert story.history[0].narrative.startswith("The ferry bell")  # no template: as before
+    card = write_card(tmp_path, [initvar(70)], name="Greeter", first_mes=greeting)
+    assert open_story(card, seed=1, lang="zh").history[0].narrative == "你回来了！"
+    broken = write_card(tmp_path, [initvar(70)], name="Broken", first_mes="hi <% while(1){} %>")
+    story = open_story(broken, seed=1, lang="zh")
+    assert story.history == []  # left out, never sent as code
+    assert any(p.startswith("greeting 中的模板运行失败") for p in story.problems)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.config import Settings
+from narrative_cli.context.ejs import has_template
 from narrative_cli.domain import Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
@@ -43,6 +44,7 @@ from narrative_cli.state.mvu_commands import strip_update_blocks
 from narrative_cli.state.mvu_init import initialise, is_initvar
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tools.definitions import ToolSet
+from narrative_cli.tools.templates import TemplateContext, TemplateJob, render_templates
 
 SNAPSHOT_VERSION = 1
 RECORD_VERSION = 1
@@ -318,6 +320,10 @@ def open_story(
     if any(is_initvar(e) for e in parts.entries):
         snapshot, mvu_problems = with_mvu(snapshot, parts.entries, rendered, names, parts.lang)
         problems += [f"MVU: {problem}" for problem in mvu_problems]
+    if history and has_template(shown):
+        text, warnings = _greeting_templates(shown, snapshot, names, seed, parts.lang)
+        history = [PlayedTurn(0, None, text)] if text else []
+        problems += warnings
     return Story(
         card=parts.card,
         entries=parts.entries,
@@ -332,6 +338,18 @@ def open_story(
         greeting_index=greeting_index,
         problems=problems,
     )
+
+
+def _greeting_templates(
+    text: str, snapshot: Snapshot, names: tuple[str, str], seed: int, lang: str
+) -> tuple[str, list[str]]:
+    """The greeting with its templates rendered against the variables it starts with, and
+    the warnings (a greeting whose template fails is left empty rather than sent as code)."""
+    stat = {"stat_data": snapshot.mvu} if snapshot.mvu is not None else {}
+    context = TemplateContext(local=snapshot.variables, message=stat, user=names[0],
+                              char=names[1], seed=seed, lang=lang)
+    batch = render_templates([TemplateJob("greeting", text)], context)
+    return (batch.outputs[0] or "").strip(), batch.warnings
 
 
 def initial_snapshot(seed: int, lang: str = "en", entries: Sequence[LoreEntry] = ()) -> Snapshot:
