@@ -164,7 +164,7 @@ def template_context(state: TurnState, inputs: PromptInputs) -> TemplateContext:
         char=story.card.name,
         last_user=inputs.user_input,
         last_char=history[-1].narrative if history else "",
-        seed=story.seed * 1_000_003 + state.number,
+        seed=(story.seed * 1_000_003 + state.number) * 31 + state.rng_stream,  # fresh per try
         now_ms=int(clock.timestamp() * 1000) if clock else 0,
         lang=state.lang,
     )

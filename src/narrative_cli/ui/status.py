@@ -39,6 +39,7 @@ from narrative_cli.ui.render import tool_panel
 STAGE_LABELS = {
     "zh": {
         "lore": "世界书",
+        "templates": "模板",
         "planning": "规划",
         "tools": "工具",
         "recall": "回忆",
@@ -49,6 +50,7 @@ STAGE_LABELS = {
     },
     "en": {
         "lore": "Lore",
+        "templates": "Templates",
         "planning": "Planning",
         "tools": "Tools",
         "recall": "Recall",
