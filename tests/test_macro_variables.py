@@ -24,10 +24,19 @@ def test_get_message_variable_reads_mvu_paths() -> None:
     assert expand("[{{get_message_variable::stat_data.nothing}}]", e) == "[null]"
 
 
-def test_format_message_variable_is_yaml() -> None:
+def test_format_message_variable_is_yaml_lined_up_under_the_macro() -> None:
     text = expand("{{format_message_variable::stat_data}}", env())
-    assert text.splitlines() == ["理:", "  好感度:", "  - 65", "  - 0-100", "  情绪: 平静",
+    assert text.splitlines() == ["理:", "  好感度:", "    - 65", "    - 0-100", "  情绪: 平静",
                                  "地点: 教堂"]
+    text = expand("状态：{{format_message_variable::stat_data.理}}", env())
+    # three characters before the macro: continuation lines get three more spaces
+    assert text.splitlines() == ["状态：好感度:", "     - 65", "     - 0-100", "   情绪: 平静"]
+
+
+def test_meta_keys_are_not_shown() -> None:
+    e = MacroEnv(message_variables={"stat_data": {"a": {"$meta": {"extensible": True}, "b": 1}}})
+    assert expand("{{get_message_variable::stat_data}}", e) == '{"a": {"b": 1}}'
+    assert expand("{{format_message_variable::stat_data.a}}", e) == "b: 1"
 
 
 def test_chat_and_global_variables_are_separate() -> None:

@@ -307,7 +307,11 @@ def _scoped_value(scope: Callable[[MacroEnv], Mapping[str, Any]], yaml_text: boo
         if not args:
             return None
         value = variables.lookup(scope(run.env), args[0])
-        return variables.as_yaml(value) if yaml_text else variables.as_json(value)
+        if not yaml_text:
+            return variables.as_json(value)
+        # continuation lines line up under the macro (known only in the top-level text)
+        line_start = run.source.rfind("\n", 0, offset) + 1
+        return variables.as_yaml(value, offset - line_start if run.depth == 0 else 0)
 
     return handler
 

@@ -6,6 +6,7 @@ Values are stored as given (text) or as numbers after arithmetic, as SillyTavern
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -94,7 +95,7 @@ _PATH_PART = re.compile(r"[^.[\]]+|\[(?:(-?\d+)|([\"'])(.*?)\2)\]")
 def lookup(tree: Mapping[str, Any], path: str) -> Any:
     """The value at a lodash-style ``path`` (``a.b[0]``, ``a["b"]``), or None when absent."""
     node: Any = tree
-    for match in _PATH_PART.finditer(path):
+    for match in _PATH_PART.finditer(html.unescape(path)):
         key = match.group(1) or match.group(3) or match.group(0)
         if isinstance(node, Mapping):
             node = node.get(key)
@@ -107,16 +108,36 @@ def lookup(tree: Mapping[str, Any], path: str) -> Any:
     return node
 
 
+def public(value: Any) -> Any:
+    """``value`` without keys starting with ``$`` (MVU's ``$meta``), at every depth, as
+    TavernHelper's variable macros show it."""
+    if isinstance(value, Mapping):
+        return {k: public(v) for k, v in value.items() if not str(k).startswith("$")}
+    if isinstance(value, list):
+        return [public(item) for item in value]
+    return value
+
+
 def as_json(value: Any) -> str:
     """TavernHelper's text of a variable: text as is, anything else as JSON (absent: null)."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(public(value), ensure_ascii=False)
 
 
-def as_yaml(value: Any) -> str:
-    """TavernHelper's ``format_…_variable`` text: text as is, anything else as YAML."""
+class _IndentedDumper(yaml.SafeDumper):
+    """Lists indented under their key, as the ``yaml`` package TavernHelper uses writes them."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def as_yaml(value: Any, indent: int = 0) -> str:
+    """TavernHelper's ``format_…_variable`` text: text as is, anything else as YAML whose
+    continuation lines are indented by ``indent`` (the width of the text before the macro)."""
     if isinstance(value, str):
         return value
-    text = yaml.safe_dump(value, allow_unicode=True, sort_keys=False, default_flow_style=False)
-    return str(text).removesuffix("\n...\n").rstrip("\n")
+    text = yaml.dump(public(value), Dumper=_IndentedDumper, allow_unicode=True, sort_keys=False,
+                     default_flow_style=False)
+    text = str(text).removesuffix("\n...\n").rstrip("\n")
+    return text.replace("\n", "\n" + " " * indent) if indent else text
