@@ -71,3 +71,15 @@ def test_scan_skips_disabled_entries_and_initvar_but_reports_the_rest() -> None:
     assert lines[0].startswith("macros not run here")
     assert "getchar" in lines[1] and 'lore entry "on" (uid 3)' in lines[1]
     assert report.problems("zh")[0].startswith("未知宏")
+
+
+def test_last_user_message_is_this_turns_input_when_a_turn_is_built() -> None:
+    from narrative_cli.context.expand import apply_macros
+    from narrative_cli.context.inputs import HistoryTurn, PromptInputs
+
+    inputs = PromptInputs(
+        card=Card(name="理", description="{{lastUserMessage}}|{{lastCharMessage}}|{{lastMessage}}"),
+        user_input="我回来了",
+        history=[HistoryTurn(0, "", "欢迎"), HistoryTurn(1, "你好", "你好呀")],
+    )
+    assert apply_macros(inputs).card.description == "我回来了|你好呀|我回来了"

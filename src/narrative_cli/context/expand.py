@@ -68,7 +68,7 @@ def macro_env(inputs: PromptInputs) -> MacroEnv:
         variables=inputs.variables,
         global_variables=inputs.global_variables,
         message_variables=inputs.message_variables,
-        last_user_message=_last(inputs, "user"),
+        last_user_message=inputs.user_input or _last(inputs, "user"),
         last_char_message=_last(inputs, "narrative"),
         rng=inputs.rng,
         clock=inputs.clock,
@@ -78,7 +78,8 @@ def macro_env(inputs: PromptInputs) -> MacroEnv:
 
 
 def _last(inputs: PromptInputs, side: str) -> str:
-    """The last finished turn's user or story text (``{{lastUserMessage}}``, …)."""
+    """The last finished turn's user or story text. When a turn is built the player's input
+    is already the chat's last message, as in SillyTavern, so it is ``{{lastUserMessage}}``."""
     texts = [getattr(turn, side) for turn in inputs.history if getattr(turn, side)]
     return texts[-1] if texts else ""
 

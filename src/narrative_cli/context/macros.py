@@ -380,6 +380,7 @@ _HANDLERS: dict[str, Handler] = {
     "get_global_variable": _scoped_value(lambda e: e.global_variables, False),
     "format_global_variable": _scoped_value(lambda e: e.global_variables, True),
     "lastusermessage": lambda run, args, offset: run.env.last_user_message,
+    "lastmessage": lambda run, args, offset: run.env.last_user_message or run.env.last_char_message,
     "lastcharmessage": lambda run, args, offset: run.env.last_char_message,
     "reverse": _reverse,
 }
