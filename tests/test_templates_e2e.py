@@ -122,7 +122,9 @@ def test_runaway_template_is_a_warning_and_the_turn_goes_on(
 
 def test_broken_template_is_never_sent_raw(scripted_server: ScriptedServer, tmp_path: Path) -> None:
     broken = entry(9, "BROKEN-TEXT <% if (x { %>", constant=True, comment="坏模板")
-    _, result, _ = play(scripted_server, gated_card(tmp_path, 60, broken))
+    story, result, _ = play(scripted_server, gated_card(tmp_path, 60, broken))
+    opening = [p for p in story.problems if "坏模板" in p]
+    assert len(opening) == 1 and "语法错误" in opening[0]  # known before the first turn
     assert_nothing_raw(scripted_server)
     assert "BROKEN-TEXT" not in sent_text(scripted_server)
     assert any('"坏模板"' in w and "语法错误" in w for w in result.warnings)
@@ -216,7 +218,8 @@ def test_inspect_lists_templates_and_unknown_macros(tmp_path: Path) -> None:
     from narrative_cli.cli.app import app
 
     odd = entry(9, "{{sim_tracker}} <% await execute('/echo') %>", constant=True, comment="ext")
-    card = gated_card(tmp_path, 60, odd)
+    bad = entry(10, "<% if (x { %>", constant=True, comment="bad")
+    card = gated_card(tmp_path, 60, odd, bad)
     result = CliRunner().invoke(app, ["inspect", str(card), "--json"])
     assert result.exit_code == 0, result.output
     macros = json.loads(result.stdout)["macros"]
@@ -226,6 +229,8 @@ def test_inspect_lists_templates_and_unknown_macros(tmp_path: Path) -> None:
     assert rows['lore entry "角色事件-告白" (uid 2)']["unavailable"] == []
     assert rows['lore entry "ext" (uid 9)']["unavailable"] == ["execute"]
     assert "card field description" in rows
+    assert rows['lore entry "bad" (uid 10)']["error"]  # a JavaScript syntax error
+    assert rows['lore entry "ext" (uid 9)']["error"] == ""
     shown = CliRunner().invoke(app, ["inspect", str(card)], env={"COLUMNS": "300"})
     assert shown.exit_code == 0, shown.output
     assert 'EJS template in lore entry "角色事件-告白" (uid 2): getvar; runs in the sandbox' in (

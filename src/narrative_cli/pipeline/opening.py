@@ -15,6 +15,7 @@ from typing import Any
 
 from narrative_cli.agents.templates import pick_language
 from narrative_cli.config import Settings
+from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
 from narrative_cli.domain import Card, LoreEntry, Persona, Preset
@@ -29,6 +30,7 @@ from narrative_cli.load import (
 from narrative_cli.lore.engine import LoreSettings
 from narrative_cli.lore.index import index_for
 from narrative_cli.tools.definitions import ToolSet, load_tools
+from narrative_cli.tools.templates import TemplateJob, check_templates
 
 
 @dataclass
@@ -79,8 +81,15 @@ def load_parts(
     )
     parts.problems += [f"tool {problem}" for problem in tools.problems]
     parts.problems += _lore_problems(entries, settings, persona_obj, card)
-    report = scan(card_sources(card, entries, parts.preset))
-    parts.problems += report.problems("zh" if parts.lang == "zh" else "en")
+    sources = card_sources(card, entries, parts.preset)
+    report = scan(sources)
+    parts.problems += report.problems(parts.lang)
+    if report.templates:  # JavaScript syntax errors too, found before the first turn
+        broken = {t.where for t in report.templates if t.error}  # already reported
+        env = env_for(card, persona_obj, lang=parts.lang)  # a throwaway: macros run first
+        jobs = [TemplateJob(where, expand(text, env)) for where, text in sources
+                if has_template(text) and where not in broken]
+        parts.problems += check_templates(jobs, parts.lang)
     return parts
 
 

@@ -352,6 +352,18 @@
   // ---- the batch: each template in turn; a failure is that template's alone ------------
   const results = [];
   const kept = () => ({ global: scopes.global, local: scopes.local });
+  if (payload.check) {  // compile only: which templates are not valid JavaScript
+    for (const body of payload.templates) {
+      try {
+        new AsyncFunction('locals', body);
+        results.push({ ok: true, text: '' });
+      } catch (error) {
+        results.push({ ok: false, kind: 'syntax', detail: String((error && error.message) || error) });
+      }
+    }
+    globalThis.__done = stringify({ results, vars: kept(), notes });
+    return;
+  }
   (async function main() {
     for (let i = 0; i < payload.templates.length; i++) {
       globalThis.__progress = stringify({ index: i, results, vars: kept(), notes });

@@ -110,6 +110,42 @@ def render_templates(
     return batch
 
 
+def syntax_errors(texts: Sequence[str]) -> list[str | None]:
+    """Per text, what stops its templates before they run (an unclosed tag, a JavaScript
+    syntax error), or None; nothing is run. One sandbox call for them all."""
+    errors: list[str | None] = [None] * len(texts)
+    bodies: dict[int, str] = {}
+    for index, text in enumerate(texts):
+        try:
+            bodies[index] = compile_template(text)
+        except TemplateSyntaxError as error:
+            errors[index] = str(error)
+    if not bodies:
+        return errors
+    payload = {"templates": list(bodies.values()), "vars": {}, "names": {"user": "", "char": ""},
+               "seed": 0, "now": 0, "check": True}
+    result = run_program(_runtime(), json.dumps(payload, ensure_ascii=False))
+    if result.ok and isinstance(result.value, dict):
+        for index, item in zip(bodies, result.value.get("results", []), strict=False):
+            if not item.get("ok"):
+                errors[index] = str(item.get("detail", ""))
+    return errors  # when the sandbox cannot start, the turn says so
+
+
+def check_templates(jobs: Sequence[TemplateJob], lang: str = "en") -> list[str]:
+    """One line per template that cannot run, naming it (for the start of a story)."""
+    lang = "zh" if lang == "zh" else "en"
+    errors = syntax_errors([job.text for job in jobs])
+    return [_problem(job.name, _KIND[lang]["syntax"].format(detail=error), lang)
+            for job, error in zip(jobs, errors, strict=True) if error]
+
+
+def _problem(name: str, reason: str, lang: str) -> str:
+    if lang == "zh":
+        return f"{name} 中的模板无法运行（{reason}），其内容不会发送"
+    return f"template in {name} will fail ({reason}); its text will be left out"
+
+
 def _run(
     batch: TemplateBatch,
     jobs: Sequence[TemplateJob],

@@ -201,10 +201,19 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
 def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict[str, Any]:
     """Unknown macros and the texts holding EJS templates, with what will not run."""
     from narrative_cli.context.macro_scan import card_sources, scan
+    from narrative_cli.context.macros import env_for, expand
+    from narrative_cli.tools.templates import syntax_errors
 
-    report = scan(card_sources(card, entries, preset))
+    sources = dict(card_sources(card, entries, preset))
+    report = scan(sources.items())
+    rows = [t.to_dict() for t in report.templates]
+    env = env_for(card)  # macros run before templates (<user> in template code is a name)
+    texts = [expand(sources[str(row["where"])], env) for row in rows]
+    errors = syntax_errors(texts) if rows else []
+    for row, error in zip(rows, errors, strict=True):
+        row["error"] = error or ""
     return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],
-            "templates": [t.to_dict() for t in report.templates]}
+            "templates": rows}
 
 
 # ---------------------------------------------------------------- Rich rendering
