@@ -266,3 +266,25 @@ def test_greeting_templates_render_against_the_starting_variables(tmp_path: Path
     story = open_story(broken, seed=1, lang="zh")
     assert story.history == []  # left out, never sent as code
     assert any(p.startswith("greeting 中的模板运行失败") for p in story.problems)
+
+
+def test_same_inputs_give_the_same_prompts_with_random_and_clock_in_templates(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from datetime import datetime
+
+    dice = entry(9, "骰子：<%= _.random(1, 1000) %> 时间：<%= new Date().toISOString() %>",
+                 constant=True, comment="随机")
+    card = gated_card(tmp_path, 60, dice)
+    prompts = []
+    for _ in range(2):
+        scripted_server.requests.clear()
+        Script().install(scripted_server)
+        settings = settings_for(scripted_server)
+        story = open_story(card, settings=settings, seed=5, lang="zh")
+        story.clock = lambda: datetime(2026, 1, 2, 3, 4, 5)
+        run_turn(story, "掷骰。", backends_for(scripted_server, settings))
+        prompts.append(sent_text(scripted_server))
+    assert prompts[0] == prompts[1]
+    assert "时间：2026-01-02T" in prompts[0]
+    assert "骰子：" in prompts[0] and "<%" not in prompts[0]
