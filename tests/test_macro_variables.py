@@ -83,3 +83,18 @@ def test_last_user_message_is_this_turns_input_when_a_turn_is_built() -> None:
         history=[HistoryTurn(0, "", "欢迎"), HistoryTurn(1, "你好", "你好呀")],
     )
     assert apply_macros(inputs).card.description == "我回来了|你好呀|我回来了"
+
+
+def test_special_entries_of_the_template_extension_are_reported() -> None:
+    entries = [
+        LoreEntry(uid=1, comment="[RENDER:AFTER]状态栏", content="x"),
+        LoreEntry(uid=2, comment="[GENERATE:0:BEFORE]", content="x"),
+        LoreEntry(uid=3, comment="plain", content="x", decorators=["@@preprocessing"]),
+        LoreEntry(uid=4, comment="[RENDER:BEFORE] off", content="x", disabled=True),
+        LoreEntry(uid=5, comment="普通条目", content="x"),
+    ]
+    report = scan([], entries)
+    assert report.special == ['lore entry "[RENDER:AFTER]状态栏" (uid 1)',
+                              'lore entry "[GENERATE:0:BEFORE]" (uid 2)',
+                              'lore entry "plain" (uid 3)']
+    assert "ordinary entry" in report.problems("en")[0]

@@ -48,6 +48,13 @@ LODASH_FUNCTIONS = frozenset("""
     identity noop
 """.split())
 _EXTRA_MACROS = ("comment", "time_utc")  # handled before the name lookup in context.macros
+# ST-Prompt-Template's special entries (a comment prefix or an @@decorator): injections and
+# variable loaders of the extension that this runner does not have.
+_SPECIAL_ENTRY = re.compile(
+    r"^\s*\[(GENERATE|RENDER)(:\d+|:REGEX:[^\]]*)?:(BEFORE|AFTER)\]|^\s*\[InitialVariables\]"
+    r"|^\s*@INJECT|@@(generate|render)_(before|after)|@@preprocessing|@@dont_preload",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,7 @@ class MacroReport:
 
     unknown: dict[str, str] = field(default_factory=dict)
     templates: list[TemplateFinding] = field(default_factory=list)
+    special: list[str] = field(default_factory=list)  # entries using the extension's own kinds
 
     def problems(self, lang: str = "en") -> list[str]:
         """One line per thing that will not run as written, for the start of a story."""
@@ -79,6 +87,14 @@ class MacroReport:
             lines.append(
                 f"未知宏（按原样发送给模型）：{names}" if lang == "zh"
                 else f"macros not run here (sent to the model as written): {names}"
+            )  # fmt: skip
+        for where in self.special:
+            lines.append(
+                f"{where} 使用了提示词模板插件的特殊条目（[GENERATE:…]、[RENDER:…]、@INJECT、"
+                "[InitialVariables] 或 @@ 装饰器），这里不支持，按普通条目处理" if lang == "zh"
+                else f"{where} is one of ST-Prompt-Template's special entries ([GENERATE:…], "
+                "[RENDER:…], @INJECT, [InitialVariables] or an @@ decorator), which this runner "
+                "does not have: it is handled as an ordinary entry"
             )  # fmt: skip
         for found in self.templates:
             if found.error:
@@ -125,9 +141,16 @@ def entry_name(entry: LoreEntry) -> str:
     return f'lore entry "{title}" (uid {entry.uid})'
 
 
-def scan(sources: Iterable[tuple[str, str]]) -> MacroReport:
-    """Unknown macros and templates in ``sources`` (``card_sources``)."""
-    report = MacroReport()
+def special_entries(entries: Sequence[LoreEntry]) -> list[str]:
+    """Enabled entries of ST-Prompt-Template's own kinds (by comment or @@decorator)."""
+    return [entry_name(e) for e in entries if not e.disabled and (
+        _SPECIAL_ENTRY.search(e.comment) or any(_SPECIAL_ENTRY.search(d) for d in e.decorators))]
+
+
+def scan(sources: Iterable[tuple[str, str]], entries: Sequence[LoreEntry] = ()) -> MacroReport:
+    """Unknown macros and templates in ``sources`` (``card_sources``), and the special
+    entries among ``entries``."""
+    report = MacroReport(special=special_entries(entries))
     for where, text in sources:
         for name in unknown_macros(text):
             report.unknown.setdefault(name, where)

@@ -82,7 +82,7 @@ def load_parts(
     parts.problems += [f"tool {problem}" for problem in tools.problems]
     parts.problems += _lore_problems(entries, settings, persona_obj, card)
     sources = card_sources(card, entries, parts.preset)
-    report = scan(sources)
+    report = scan(sources, entries)
     parts.problems += report.problems(parts.lang)
     if report.templates:  # JavaScript syntax errors too, found before the first turn
         broken = {t.where for t in report.templates if t.error}  # already reported

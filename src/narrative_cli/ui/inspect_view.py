@@ -5,7 +5,8 @@ Report keys (a contract for ``inspect --json``): ``card`` (name, spec, source ch
 route and its reason), ``tools`` (tool entries with name, type and trigger, or the problem),
 ``mvu`` (``initvar`` and ``mvu_update`` entries), ``regex_scripts``, ``preset`` and ``macros``
 (``unknown`` macro names with where each is first seen; ``templates``: each text holding EJS
-templates with the helpers it calls, those ``unavailable`` here, and any compile ``error``).
+templates with the helpers it calls, those ``unavailable`` here, and any compile ``error``;
+``special_entries``: ST-Prompt-Template's own entry kinds, handled as ordinary lore).
 Rich is imported only when the report is rendered, so ``--json`` stays light.
 """
 
@@ -205,7 +206,7 @@ def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict
     from narrative_cli.tools.templates import syntax_errors
 
     sources = dict(card_sources(card, entries, preset))
-    report = scan(sources.items())
+    report = scan(sources.items(), entries)
     rows = [t.to_dict() for t in report.templates]
     env = env_for(card)  # macros run before templates (<user> in template code is a name)
     texts = [expand(sources[str(row["where"])], env) for row in rows]
@@ -213,7 +214,7 @@ def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict
     for row, error in zip(rows, errors, strict=True):
         row["error"] = error or ""
     return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],
-            "templates": rows}
+            "templates": rows, "special_entries": report.special}
 
 
 # ---------------------------------------------------------------- Rich rendering
@@ -371,6 +372,8 @@ def _macro_lines(report: dict[str, Any]) -> list[str]:
         else:
             state = "runs in the sandbox each turn"
         lines.append(f"EJS template in {row['where']}: {calls}; {state}")
+    for where in macros.get("special_entries", []):
+        lines.append(f"{where}: an ST-Prompt-Template special entry, handled as ordinary lore")
     for row in macros.get("unknown", []):
         lines.append(f"unknown macro {{{{{row['name']}}}}} in {row['where']}: "
                      "not run here, sent as written")
