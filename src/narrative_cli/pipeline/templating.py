@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.expand import macro_env
@@ -32,11 +32,20 @@ _CARD_FIELDS = ("description", "personality", "scenario", "mes_example", "system
                 "post_history_instructions")  # fmt: skip
 
 
-class _Jobs:
-    """Texts with templates, gathered in prompt order, and where each result goes back."""
+@dataclass
+class _Slots:
+    """Texts with templates, gathered in prompt order, and where each result goes back
+    (a slot is the job's index, or None for a text without templates)."""
 
-    def __init__(self) -> None:
-        self.jobs: list[TemplateJob] = []
+    jobs: list[TemplateJob] = field(default_factory=list)
+    card: dict[str, int | None] = field(default_factory=dict)
+    depth: int | None = None
+    persona: int | None = None
+    lore: dict[str, list[int | None]] = field(default_factory=dict)
+    outlets: dict[str, list[int | None]] = field(default_factory=dict)
+    preset: list[int | None] = field(default_factory=list)
+    rules: list[int | None] = field(default_factory=list)
+    world: list[int | None] = field(default_factory=list)
 
     def add(self, name: str, text: str) -> int | None:
         if not has_template(text):
@@ -47,66 +56,78 @@ class _Jobs:
 
 def apply_templates(state: TurnState, inputs: PromptInputs) -> PromptInputs:
     """``inputs`` with every template rendered (macros must already be applied)."""
-    jobs = _Jobs()
-    card_slots = {name: jobs.add(f"card field {name}", getattr(inputs.card, name))
-                  for name in _CARD_FIELDS}  # fmt: skip
-    depth = inputs.card.extensions.get("depth_prompt")
-    depth_text = depth.get("prompt") if isinstance(depth, dict) else None
-    depth_slot = jobs.add("card field depth_prompt", depth_text) if isinstance(
-        depth_text, str) else None  # fmt: skip
-    persona_slot = jobs.add("persona", inputs.persona.description)
-    lore_slots = {
-        block: [jobs.add(_name(entries, i), text) for i, text in enumerate(texts)]
-        for block, texts, entries in _lore_blocks(state, inputs)
-    }
-    outlet_slots = {
-        name: [jobs.add(_name(state.routed.outlets.get(name, []), i), t) for i, t in enumerate(ts)]
-        for name, ts in inputs.outlets.items()
-    }
-    preset_slots = [jobs.add(f'preset prompt "{p.name or p.identifier}"', p.content)
-                    for p in (inputs.preset.prompts if inputs.preset else [])]  # fmt: skip
-    rule_slots = [jobs.add(f"[mvu_update] rule {i + 1}", t) for i, t in enumerate(inputs.mvu_rules)]
     world = _world_entries(state, inputs)
-    world_slots = [None if e.disabled else jobs.add(entry_name(e), e.content) for e in world]
-    if world and not any(slot is not None for slot in world_slots):
+    slots = _gather(state, inputs, world)
+    if world:
         state.world_entries = world
-    if not jobs.jobs:
+    if not slots.jobs:
         return inputs
     with state.stage("templates"):
-        batch = render_templates(jobs.jobs, template_context(state, inputs))
+        batch = render_templates(slots.jobs, template_context(state, inputs))
     for warning in batch.warnings:
         state.warn("templates", warning)
     state.variables.clear()
     state.variables.update(batch.local)
     state.global_variables = batch.global_
-    if world:
-        state.world_entries = [replace(e, content=batch.outputs[slot] or "") if slot is not None
-                               else e for e, slot in zip(world, world_slots, strict=True)]
 
     def out(slot: int | None, text: str) -> str:
         return text if slot is None else batch.outputs[slot] or ""
 
+    if world:
+        state.world_entries = [replace(e, content=out(s, e.content))
+                               for e, s in zip(world, slots.world, strict=True)]  # fmt: skip
+    return _rendered(inputs, slots, out)
+
+
+def _gather(state: TurnState, inputs: PromptInputs, world: list[LoreEntry]) -> _Slots:
+    slots = _Slots()
     card = inputs.card
-    for field_name, slot in card_slots.items():
+    for name in _CARD_FIELDS:
+        slots.card[name] = slots.add(f"card field {name}", getattr(card, name))
+    depth = card.extensions.get("depth_prompt")
+    if isinstance(depth, dict) and isinstance(depth.get("prompt"), str):
+        slots.depth = slots.add("card field depth_prompt", depth["prompt"])
+    slots.persona = slots.add("persona", inputs.persona.description)
+    for block, texts, entries in _lore_blocks(state, inputs):
+        slots.lore[block] = [slots.add(_name(entries, i), t) for i, t in enumerate(texts)]
+    for name, texts in inputs.outlets.items():
+        entries = state.routed.outlets.get(name, [])
+        slots.outlets[name] = [slots.add(_name(entries, i), t) for i, t in enumerate(texts)]
+    for prompt in inputs.preset.prompts if inputs.preset else []:
+        slots.preset.append(slots.add(f'preset prompt "{prompt.name or prompt.identifier}"',
+                                      prompt.content))  # fmt: skip
+    slots.rules = [slots.add(f"[mvu_update] rule {i + 1}", t)
+                   for i, t in enumerate(inputs.mvu_rules)]  # fmt: skip
+    slots.world = [None if e.disabled else slots.add(entry_name(e), e.content) for e in world]
+    return slots
+
+
+def _rendered(
+    inputs: PromptInputs, slots: _Slots, out: Callable[[int | None, str], str]
+) -> PromptInputs:
+    """``inputs`` with each slot's text replaced by its output ("" when it failed)."""
+    card = inputs.card
+    for name, slot in slots.card.items():
         if slot is not None:
-            card = replace(card, **{field_name: out(slot, getattr(card, field_name))})  # type: ignore[arg-type]
-    if depth_slot is not None and isinstance(depth, dict):
-        extensions = dict(card.extensions)
-        extensions["depth_prompt"] = {**depth, "prompt": out(depth_slot, str(depth_text))}
+            card = replace(card, **{name: out(slot, getattr(card, name))})  # type: ignore[arg-type]
+    depth = card.extensions.get("depth_prompt")
+    if slots.depth is not None and isinstance(depth, dict):
+        prompt = out(slots.depth, str(depth.get("prompt", "")))
+        extensions = {**card.extensions, "depth_prompt": {**depth, "prompt": prompt}}
         card = replace(card, extensions=extensions)
-    lore = {b: [out(s, t) for s, t in zip(lore_slots[b], getattr(inputs, b), strict=True)]
-            for b in lore_slots}  # fmt: skip
+    lore = {block: [out(s, t) for s, t in zip(found, getattr(inputs, block), strict=True)]
+            for block, found in slots.lore.items()}  # fmt: skip
     return replace(
         inputs,
         card=card,
-        persona=replace(inputs.persona, description=out(persona_slot, inputs.persona.description)),
+        persona=replace(inputs.persona, description=out(slots.persona, inputs.persona.description)),
         worldinfo1=lore["worldinfo1"],
         worldinfo2=lore["worldinfo2"],
         worldinfo3=lore["worldinfo3"],
-        outlets={n: [out(s, t) for s, t in zip(outlet_slots[n], ts, strict=True)]
+        outlets={n: [out(s, t) for s, t in zip(slots.outlets[n], ts, strict=True)]
                  for n, ts in inputs.outlets.items()},  # fmt: skip
-        preset=_preset(inputs.preset, preset_slots, out),
-        mvu_rules=[out(s, t) for s, t in zip(rule_slots, inputs.mvu_rules, strict=True)],
+        preset=_preset(inputs.preset, slots.preset, out),
+        mvu_rules=[out(s, t) for s, t in zip(slots.rules, inputs.mvu_rules, strict=True)],
     )
 
 
