@@ -288,3 +288,25 @@ def test_same_inputs_give_the_same_prompts_with_random_and_clock_in_templates(
     assert prompts[0] == prompts[1]
     assert "时间：2026-01-02T" in prompts[0]
     assert "骰子：" in prompts[0] and "<%" not in prompts[0]
+
+
+def test_templates_in_the_persona_and_preset_prompts(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from narrative_cli.domain import Persona, Preset, PresetPrompt
+
+    preset = Preset(name="p", prompts=[PresetPrompt(
+        identifier="custom", name="阶段提示", role="system",
+        content="<% if (getvar('stat_data.理.好感度[0]') >= 60) { %>PRESET-HIGH<% } else { %>"
+                "PRESET-LOW<% } %>")])
+    described = "<%= userName %> 的好感 <%= getvar('stat_data.理.好感度[0]') %>"
+    persona = Persona(name="阿明", description=described)
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server, preset_mode="split")
+    story = open_story(gated_card(tmp_path, 65), settings=settings, seed=3, lang="zh",
+                       preset=preset, persona=persona)
+    run_turn(story, "你好。", backends_for(scripted_server, settings))
+    assert_nothing_raw(scripted_server)
+    text = sent_text(scripted_server)
+    assert "PRESET-HIGH" in text and "PRESET-LOW" not in text
+    assert "阿明 的好感 65" in text
