@@ -228,3 +228,14 @@ def test_inspect_finding_lists_calls_and_what_will_not_run() -> None:
     assert found.calls == ("getvar", "getchar", "_.has", "_.zip")
     assert found.unavailable == ("getchar", "_.zip")
     assert template_finding("e", "<% if").error.startswith("could not find")
+
+
+def test_engine_crash_is_pinned_on_the_template_that_caused_it() -> None:
+    # JSON.stringify of a very deep value overflows QuickJS's C stack: the helper dies and
+    # leaves no progress mark, so the templates are run again one at a time
+    deep = "<% let a = []; for (let i = 0; i < 100000; i++) a = [a]; JSON.stringify(a) %>x"
+    jobs = [TemplateJob("entry A", "A<% setvar('n', 1) %>"), TemplateJob("entry deep", deep),
+            TemplateJob("entry C", "C<%= getvar('n') %>")]
+    batch = render_templates(jobs, TemplateContext(), time_limit=0.5)
+    assert batch.outputs == ["A", None, "C1"]
+    assert len(batch.warnings) == 1 and "entry deep" in batch.warnings[0]

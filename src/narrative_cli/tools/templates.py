@@ -158,26 +158,34 @@ def _run(
     order = sorted(bodies)
     lore = _lore_payload(context.lore) if _reads_lore(bodies.values()) else []
     notes: list[str] = []
+    alone = False  # after a failure that says nothing of which template caused it
     while order:
-        payload = _payload(context, batch, [bodies[i] for i in order], lore)
+        batch_order = order[:1] if alone else order
+        payload = _payload(context, batch, [bodies[i] for i in batch_order], lore)
         result = run_program(_runtime(), json.dumps(payload, ensure_ascii=False), time_limit,
                              memory_limit)
         done, failed_at, reason = _read(result, lang)
+        if failed_at is None and not result.ok and not alone and len(order) > 1:
+            alone = True  # the engine crashed or could not say: find the culprit one by one
+            continue
         for position, item in enumerate(done.get("results", [])):
             _store(batch, order[position], jobs[order[position]].name, item, lang)
         vars_ = done.get("vars") or {}
         batch.local = dict(vars_.get("local", batch.local))
         batch.global_ = dict(vars_.get("global", batch.global_))
         notes += [n for n in done.get("notes", []) if n not in notes]
-        if failed_at is None:
+        if result.ok and not alone:
             break
-        _fail(batch, order[failed_at], jobs[order[failed_at]].name, reason, lang)
-        order = order[failed_at + 1 :]
+        if not result.ok:
+            failed_at = failed_at or 0
+            _fail(batch, order[failed_at], jobs[order[failed_at]].name, reason, lang)
+        order = order[(failed_at or 0) + 1 :]
     batch.warnings += notes
 
 
 def _read(result: SandboxResult, lang: str) -> tuple[dict[str, Any], int | None, str]:
-    """The script's result, and which template stopped it (with why) when one did."""
+    """The script's result, and which template stopped it (with why) when its progress mark
+    says so (None when it finished, or when nothing says which one)."""
     if result.ok and isinstance(result.value, dict):
         return result.value, None, ""
     progress: dict[str, Any] = {}
@@ -186,7 +194,8 @@ def _read(result: SandboxResult, lang: str) -> tuple[dict[str, Any], int | None,
             progress = json.loads(result.value)
         except ValueError:
             progress = {}
-    return progress, int(progress.get("index", 0)), result.message(lang)
+    index = progress.get("index")
+    return progress, index if isinstance(index, int) else None, result.message(lang)
 
 
 def _store(batch: TemplateBatch, index: int, name: str, item: dict[str, Any], lang: str) -> None:
