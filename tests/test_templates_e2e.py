@@ -310,3 +310,24 @@ def test_templates_in_the_persona_and_preset_prompts(
     text = sent_text(scripted_server)
     assert "PRESET-HIGH" in text and "PRESET-LOW" not in text
     assert "阿明 的好感 65" in text
+
+
+def test_golden_prompt_of_a_templated_mvu_turn(
+    scripted_server: ScriptedServer, tmp_path: Path, update_golden: bool
+) -> None:
+    """The writer's whole request for our gated MVU card at affection 60 (tests/golden; refresh
+    with pytest --update-golden and read the diff)."""
+    from datetime import datetime
+
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server)
+    story = open_story(gated_card(tmp_path, 60), settings=settings, seed=3, lang="zh")
+    story.clock = lambda: datetime(2026, 1, 2, 3, 4, 5)
+    run_turn(story, "我来看你了。", backends_for(scripted_server, settings))
+    writer = next(r for r in scripted_server.requests if r.agent == "merged_writing")
+    text = "\n\n".join(f"=== {m['role']} ===\n{m['content']}" for m in writer.messages) + "\n"
+    path = Path(__file__).parent / "golden" / "prompts" / "merged_writing" / "ejs-mvu-gated.txt"
+    if update_golden:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run pytest --update-golden"
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs (pytest --update-golden)"
