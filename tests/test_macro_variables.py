@@ -56,6 +56,7 @@ def test_last_messages() -> None:
 def test_unknown_macros_are_named_once_each() -> None:
     text = "{{user}} {{sim_tracker}} {{roll:1d6}} {{// note}} {{#if x}}{{/if}} {{sim_tracker}}"
     assert unknown_macros(text) == ["sim_tracker", "#if", "/if"]
+    assert unknown_macros("<% if (a) {{ go(); }} %> {{words}}") == ["words"]
 
 
 def test_scan_skips_disabled_entries_and_initvar_but_reports_the_rest() -> None:

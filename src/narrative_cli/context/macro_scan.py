@@ -162,7 +162,8 @@ def scan(sources: Iterable[tuple[str, str]], entries: Sequence[LoreEntry] = ()) 
 def unknown_macros(text: str) -> list[str]:
     """The names of ``{{…}}`` macros in ``text`` that context.macros does not run."""
     names = []
-    for match in _MACRO.finditer(text):
+    prose = _TEMPLATE_CODE.sub("", text)  # "{{" in template code is usually JavaScript
+    for match in _MACRO.finditer(prose):
         name = match.group(1)
         lowered = name.lower()
         if known_macro(name) or lowered.startswith(_EXTRA_MACROS) or name in names:
