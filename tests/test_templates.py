@@ -239,3 +239,12 @@ def test_engine_crash_is_pinned_on_the_template_that_caused_it() -> None:
     batch = render_templates(jobs, TemplateContext(), time_limit=0.5)
     assert batch.outputs == ["A", None, "C1"]
     assert len(batch.warnings) == 1 and "entry deep" in batch.warnings[0]
+
+
+def test_chat_messages_from_the_greeting_to_this_turns_input() -> None:
+    chat = [("assistant", "欢迎"), ("user", "你好"), ("assistant", "你好呀"), ("user", "再见")]
+    text = ("<%= getChatMessage(0) %>|<%= getChatMessage(-1) %>"
+            "|<%= getChatMessage(-1, 'assistant') %>|<%= getChatMessages(2).join(',') %>"
+            "|<%= getChatMessages(0, 2, 'user').join(',') %>|<%= matchChatMessages(/你好/) %>"
+            "|<%= matchChatMessages(['欢迎', '不在'], {and: true}) %>")
+    assert one(text, chat=chat) == "欢迎|再见|你好呀|你好呀,再见|你好,再见|true|false"

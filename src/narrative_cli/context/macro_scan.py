@@ -28,13 +28,17 @@ _LODASH = re.compile(r"(?<![\w$])_\.([A-Za-z_$][\w$]*)")
 TEMPLATE_FUNCTIONS = frozenset("""
     getvar setvar incvar decvar delvar insvar getLocalVar getGlobalVar getMessageVar
     setLocalVar setGlobalVar setMessageVar incLocalVar incGlobalVar incMessageVar decLocalVar
-    decGlobalVar decMessageVar delLocalVar delGlobalVar delMessageVar getwi getWorldInfo
-    getWorldInfoData getEnabledWorldInfoEntries define print
+    decGlobalVar decMessageVar delLocalVar delGlobalVar delMessageVar insertLocalVar
+    insertGlobalVar insertMessageVar allVariables getChatMessage getChatMessages
+    matchChatMessages getwi getWorldInfo getWorldInfoData getEnabledWorldInfoEntries define print
 """.split())
 UNAVAILABLE_FUNCTIONS = frozenset("""
     execute getchar getChara getchr getCharData getpreset getPresetPrompt getprp getqr
-    getQuickReply activewi activateWorldInfo evalTemplate getChatMessage getChatMessages
-    patchVariables
+    getQuickReply getQuickReplyData activewi activateWorldInfo activateWorldInfoByKeywords
+    getWorldInfoActivatedData selectActivatedEntries refreshWorldInfo evalTemplate
+    compileTemplate getSyntaxErrorInfo patchVariables jsonPatch setVariableSchema saveVariables
+    activateRegex injectPrompt getPromptsInjected hasPromptsInjected parseJSON getFeatures
+    setFeatures resetFeatures
 """.split())
 LODASH_FUNCTIONS = frozenset("""
     get has set unset cloneDeep merge isEqual toPath clone isArray isPlainObject isObjectLike

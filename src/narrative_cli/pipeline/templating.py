@@ -185,10 +185,25 @@ def template_context(state: TurnState, inputs: PromptInputs) -> TemplateContext:
         char=story.card.name,
         last_user=inputs.user_input,
         last_char=history[-1].narrative if history else "",
+        chat=_chat(inputs),
         seed=(story.seed * 1_000_003 + state.number) * 31 + state.rng_stream,  # fresh per try
         now_ms=int(clock.timestamp() * 1000) if clock else 0,
         lang=state.lang,
     )
+
+
+def _chat(inputs: PromptInputs) -> list[tuple[str, str]]:
+    """The chat as the extension sees it at generation: the greeting, each turn's input and
+    reply, and this turn's input last."""
+    messages: list[tuple[str, str]] = []
+    for turn in inputs.history:
+        if turn.user:
+            messages.append(("user", turn.user))
+        if turn.narrative:
+            messages.append(("assistant", turn.narrative))
+    if inputs.user_input:
+        messages.append(("user", inputs.user_input))
+    return messages
 
 
 def _lore_data(entry: LoreEntry) -> LoreData:

@@ -300,6 +300,29 @@
     }
   }
   const entryData = (e) => Object.assign({}, e, { body: undefined });
+
+  // ---- chat messages: the greeting, each finished turn, and this turn's input -------------
+  const chat = payload.chat || [];  // [{role, content}], message 0 first
+  const byRole = (role) => (role ? chat.filter((m) => m.role === role) : chat);
+  function getChatMessage(idx, role) {
+    const list = byRole(role);
+    const message = list[idx < 0 ? list.length + idx : idx];
+    return message ? message.content : '';
+  }
+  function getChatMessages(a, b, c) {
+    let list, start, end;
+    if (typeof b === 'number') { list = byRole(c); start = a; end = b; }
+    else { list = byRole(b); start = list.length - a; end = list.length; }
+    const norm = (i) => (i < 0 ? Math.max(list.length + i, 0) : Math.min(i, list.length));
+    return list.slice(norm(start), norm(end)).map((m) => m.content);
+  }
+  function matchChatMessages(pattern, opts) {
+    const o = opts || {};
+    const texts = byRole(o.role).map((m) => m.content);
+    const one = (p) => texts.some((t) => (p instanceof RegExp ? p.test(t) : t.includes(String(p))));
+    if (!Array.isArray(pattern)) return one(pattern);
+    return o.and ? pattern.every(one) : pattern.some(one);
+  }
   const unavailable = (name, why) => () => {
     throw new Error(`${name}() is not available in narrative-cli (${why})`);
   };
@@ -314,6 +337,10 @@
     decGlobalVar: scoped(stepvar(-1), 'global'), decMessageVar: scoped(stepvar(-1), 'message'),
     delLocalVar: scoped(delvar, 'local'), delGlobalVar: scoped(delvar, 'global'),
     delMessageVar: scoped(delvar, 'message'),
+    insertLocalVar: scoped(insvar, 'local'), insertGlobalVar: scoped(insvar, 'global'),
+    insertMessageVar: scoped(insvar, 'message'),
+    allVariables: () => cache,
+    getChatMessage, getChatMessages, matchChatMessages,
     getwi, getWorldInfo: getwi,
     getWorldInfoData: async (book) => lore.filter((e) => !book || e.world === book).map(entryData),
     getEnabledWorldInfoEntries: async () => lore.map(entryData),
@@ -337,9 +364,25 @@
     activewi: unavailable('activewi', 'lore is activated before templates run'),
     activateWorldInfo: unavailable('activateWorldInfo', 'lore is activated before templates run'),
     evalTemplate: unavailable('evalTemplate', 'templates are compiled before the turn'),
-    getChatMessage: unavailable('getChatMessage', 'templates see no chat messages here'),
-    getChatMessages: unavailable('getChatMessages', 'templates see no chat messages here'),
     patchVariables: unavailable('patchVariables', 'MVU variables change through <UpdateVariable>'),
+    jsonPatch: unavailable('jsonPatch', 'MVU variables change through <UpdateVariable>'),
+    setVariableSchema: unavailable('setVariableSchema', 'MVU keeps the schema here'),
+    saveVariables: unavailable('saveVariables', 'variables are saved with each turn'),
+    activateRegex: unavailable('activateRegex', 'templates cannot add regex scripts here'),
+    injectPrompt: unavailable('injectPrompt', 'no prompt injections here'),
+    getPromptsInjected: unavailable('getPromptsInjected', 'no prompt injections here'),
+    hasPromptsInjected: unavailable('hasPromptsInjected', 'no prompt injections here'),
+    activateWorldInfoByKeywords: unavailable('activateWorldInfoByKeywords', 'lore is activated before templates run'),
+    getWorldInfoActivatedData: unavailable('getWorldInfoActivatedData', 'lore is activated before templates run'),
+    selectActivatedEntries: unavailable('selectActivatedEntries', 'lore is activated before templates run'),
+    refreshWorldInfo: unavailable('refreshWorldInfo', 'lore is activated before templates run'),
+    getQuickReplyData: unavailable('getQuickReplyData', 'no Quick Replies here'),
+    compileTemplate: unavailable('compileTemplate', 'templates are compiled before the turn'),
+    getSyntaxErrorInfo: unavailable('getSyntaxErrorInfo', 'templates are compiled before the turn'),
+    parseJSON: unavailable('parseJSON', 'the lenient JSON parser of the extension is not here'),
+    getFeatures: unavailable('getFeatures', 'the extension\'s settings do not exist here'),
+    setFeatures: unavailable('setFeatures', 'the extension\'s settings do not exist here'),
+    resetFeatures: unavailable('resetFeatures', 'the extension\'s settings do not exist here'),
   };
   Object.defineProperty(locals, 'variables', { get: () => cache, enumerable: true });
 

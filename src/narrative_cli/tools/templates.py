@@ -70,6 +70,7 @@ class TemplateContext:
     char: str = ""
     last_user: str = ""
     last_char: str = ""
+    chat: Sequence[tuple[str, str]] = ()  # (role, text) from the greeting to this turn's input
     seed: int = 0
     now_ms: int = 0
     lang: str = "en"
@@ -221,6 +222,7 @@ def _payload(
         "names": {"user": context.user, "char": context.char},
         "last_user": context.last_user,
         "last_char": context.last_char,
+        "chat": [{"role": role, "content": text} for role, text in context.chat],
         "seed": context.seed & 0xFFFFFFFF,
         "now": context.now_ms,
     }
