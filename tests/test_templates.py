@@ -228,6 +228,7 @@ def test_inspect_finding_lists_calls_and_what_will_not_run() -> None:
     assert found.calls == ("getvar", "getchar", "_.has", "_.zip")
     assert found.unavailable == ("getchar", "_.zip")
     assert template_finding("e", "<% if").error.startswith("could not find")
+    assert template_finding("e", "<%= faker.person.firstName() %>").unavailable == ("faker",)
 
 
 def test_engine_crash_is_pinned_on_the_template_that_caused_it() -> None:

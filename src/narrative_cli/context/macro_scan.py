@@ -189,6 +189,9 @@ def template_finding(where: str, text: str) -> TemplateFinding:
         if (name in TEMPLATE_FUNCTIONS or name in UNAVAILABLE_FUNCTIONS) and name not in calls:
             calls.append(name)
     unavailable = [name for name in calls if name in UNAVAILABLE_FUNCTIONS]
+    if re.search(r"(?<![\w.$])faker\.", code):  # the extension's fake-data library
+        calls.append("faker")
+        unavailable.append("faker")
     for helper in _LODASH.findall(code):
         label = f"_.{helper}"
         if label not in calls:
