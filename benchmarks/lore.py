@@ -100,7 +100,7 @@ def median_ms(run: Callable[[], object], repeat: int) -> float:
 
 def bench(size: int, repeat: int) -> dict[str, float]:
     entries, history = make_world(size)
-    settings = LoreSettings()
+    settings = LoreSettings(depth=None)  # every message of the 20 turns, as before issue #16
     user_input = history.pop()
     text = "\n".join(history + [user_input])
     start = time.perf_counter()

@@ -123,12 +123,22 @@ def test_stand_alone_card_books_are_accepted(tmp_path: Path) -> None:
     assert v3.entries == bare.entries and v3.entries[0].position == 0
 
 
+def test_javascript_shapes_load_as_sillytavern_reads_them(tmp_path: Path) -> None:
+    entries = {"0": {**LEGACY, "key": "dock", "constant": "false"},
+               "1": {**LEGACY, "uid": 1, "disable": "true", "selectiveLogic": "0",
+                     "position": "after_char"}}
+    book = load_lorebook(write_world(tmp_path, {"entries": entries}))
+    first, second = book.entries
+    assert first.keys == [] and first.constant is True  # "false" is truthy in JavaScript
+    assert first.extra["key"] == "dock"  # kept as written, for export and lint
+    assert second.disabled is False  # ST tests disable == true: "true" is not
+    assert second.selective_logic == -1 and second.position is None
+
+
 @pytest.mark.parametrize(("entry", "message"), [
-    ({"key": "dock"}, r"entry 0: 'key' must be a list of strings, got string"),
     ({"key": ["dock", {"x": 1}]}, r"entry 0: 'key' must be a list of strings, but holds an object"),
     ({"content": ["a"]}, r"entry 0: 'content' must be text, got list"),
     ({"order": "first"}, r"entry 0: 'order' must be a number, got string"),
-    ({"constant": "yes"}, r"entry 0: 'constant' must be true or false, got string"),
     ({"extensions": []}, r"entry 0: 'extensions' must be an object, got list"),
 ])
 def test_wrong_types_name_the_file_entry_and_field(tmp_path: Path, entry: dict[str, Any],

@@ -56,8 +56,12 @@ def test_a_key_typed_this_turn_activates_this_turn() -> None:
 
 def test_history_and_state_summary_are_scanned() -> None:
     entries = [entry(1, ("月影阁",)), entry(2, ("夜百合",)), entry(3, ("教堂",))]
-    result = run(entries, "你好", history=["说起月影阁", "嗯"], extra_text="地点：教堂")
+    whole = LoreSettings(depth=None)
+    history = ["说起月影阁", "嗯"]
+    result = run(entries, "你好", history=history, extra_text="地点：教堂", settings=whole)
     assert sorted(active(result)) == [1, 3]
+    shipped = run(entries, "你好", history=["说起月影阁", "嗯"], extra_text="地点：教堂")
+    assert sorted(active(shipped)) == [3]  # SillyTavern's depth 2: input and the last reply
 
 
 @pytest.mark.parametrize(
@@ -348,13 +352,13 @@ def test_token_budget_and_ignore_budget() -> None:
     entries = [
         entry(1, ("龙",), content=body, order=300),
         entry(2, ("龙",), content=body, order=200),
-        entry(3, ("龙",), content=body, order=150),  # 33 ≥ 25: over budget
+        entry(3, ("龙",), content=body, order=150),  # 31 ≥ 25: over budget (joined text)
         entry(4, ("龙",), content=body, order=120, ignore_budget=True),
         entry(5, ("龙",), content=body, order=110),
     ]
     result = run(entries, "龙", settings=settings)
     assert sorted(active(result)) == [1, 2, 4]
-    assert rejected(result)[3] == "budget: would reach 33 of 25 tokens"
+    assert rejected(result)[3] == "budget: would reach 31 of 25 tokens"
     assert "used up" in rejected(result)[5]
     assert LoreSettings(max_context=1000, budget_cap=30).budget == 30
     assert LoreSettings(max_context=1000, budget_percent=500).budget == 250
@@ -488,12 +492,17 @@ def test_routed_lore_follows_the_design() -> None:
     assert routed.outlet("地图") == "出口" and routed.outlet("别处") == ""
 
 
-def test_invalid_regex_is_a_problem_not_a_crash() -> None:
-    result = run([entry(7, ("/(a+)+$/",), comment="坏正则"), entry(8, ("龙",))], "龙 aaaa")
+def test_invalid_regex_is_plain_text_and_a_slow_one_is_reported_once() -> None:
+    entries = [entry(7, ("/[龙/",), comment="坏正则"), entry(8, ("龙",)),
+               entry(9, ("/(a|aa)+$/",), comment="慢正则")]
+    result = run(entries, "龙 " + "a" * 40 + "b")
     assert active(result) == [8]
-    assert result.problems == [
-        "entry 7 (坏正则): regex /(a+)+$/ nested repetition like (a+)+ can take exponential time"
-    ]
+    assert result.problems[0].startswith("entry 7 (坏正则): /[龙/ is not a JavaScript regex")
+    assert result.problems[1].startswith("entry 9 (慢正则): regex /(a|aa)+$/ ran longer than")
+    assert len(result.problems) == 2
+    again = run(entries, "我说 /[龙/ " + "a" * 40 + "b")
+    assert sorted(active(again)) == [7, 8]  # matched as plain text, as SillyTavern does
+    assert not any("慢正则" in problem for problem in again.problems)  # skipped, not re-run
 
 
 # --- settings ---------------------------------------------------------------------------
@@ -506,7 +515,7 @@ def test_settings_defaults_and_dict_forms() -> None:
         True,
         False,
     )
-    assert (defaults.budget_percent, defaults.budget_cap, defaults.depth) == (25, 0, None)
+    assert (defaults.budget_percent, defaults.budget_cap, defaults.depth) == (25, 0, 2)
     custom = LoreSettings.from_dict(
         {"world_info_depth": 3, "world_info_budget": 30, "recursive": "off", "unknown": 1}
     )

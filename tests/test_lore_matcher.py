@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from narrative_cli.lore.jsregex import MAX_REGEX_TEXT, required_literals, split_key
+from narrative_cli.lore.jsregex import RegexTimeout, required_literals, split_key
 from narrative_cli.lore.matcher import ProbeIndex, compile_key, key_matches, substitute_names
 
 M = "\x01"  # SillyTavern's message-start marker in scan text
@@ -92,30 +92,58 @@ def test_regex_keys_follow_javascript(key: str, text: str, expected: bool) -> No
 
 
 @pytest.mark.parametrize(
-    ("key", "why"),
+    ("key", "text"),
     [
-        ("/(a+)+$/", "exponential"),
-        ("/(\\w*x)*y/", "exponential"),
-        ("/[abc/", "unterminated"),
-        ("/(?<=a+)b/", "not supported"),
+        ("/(a|aa)+$/", "a" * 40 + "b"),
+        ("/(a|a)+$/", "a" * 40 + "b"),
+        ("/(.*?,){11}P/", "a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q and r " * 3),
     ],
 )
-def test_unusable_regex_keys_are_reported_and_never_match(key: str, why: str) -> None:
+def test_catastrophic_regex_keys_stop_at_the_time_limit(key: str, text: str) -> None:
     compiled = compile_key(key, case_sensitive=False, whole_words=True)
-    assert compiled is not None
-    assert why in compiled.problem and key in compiled.problem
-    assert key_matches(compiled, M + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b") is False
+    assert compiled is not None and compiled.regex is not None and not compiled.problem
+    with pytest.raises(RegexTimeout, match="skipped from now on"):
+        key_matches(compiled, M + text)
 
 
-def test_regex_sees_a_capped_text_but_plain_keys_see_all() -> None:
-    text = M + "x" * MAX_REGEX_TEXT + "needle"
+@pytest.mark.parametrize(
+    ("key", "text", "fires"),
+    [
+        ("/[abc/", "x /[abc/ y", True),  # JavaScript cannot compile it: plain text, as in ST
+        ("/(?i)KING/", "see /(?i)king/", True),
+        ("/king/ii", "the king", False),
+        ("/(?<=th+e )king/", "the king", True),  # variable-width lookbehind
+        ("/\\p{Script=Han}/u", "灯塔", True),
+        ("/\\p{Script=Han}/", "灯塔", False),  # without u, \p is the letter p
+        ("/a\\8/", "a8", True),  # a legacy escape: the digit itself
+        ("/k/i", "\u212a", False),  # JS folds the Kelvin sign only with u
+        ("/k/iu", "\u212a", True),
+        ("/σ/i", "ς", True),
+        ("/a{,2}/", "a{,2}", True),  # a brace that starts no quantifier is literal
+    ],
+)
+def test_regex_keys_follow_javascript_exactly(key: str, text: str, fires: bool) -> None:
+    compiled = compile_key(key, case_sensitive=False, whole_words=False)
+    assert compiled is not None and not compiled.problem
+    assert key_matches(compiled, M + text) is fires
+
+
+def test_regex_sees_the_whole_text() -> None:
+    text = M + "x" * 40_000 + "needle"
     regex = compile_key("/needle/", case_sensitive=False, whole_words=True)
     plain = compile_key("needle", case_sensitive=False, whole_words=True)
     assert regex is not None and plain is not None
-    assert key_matches(regex, text) is False
+    assert key_matches(regex, text) is True
     assert key_matches(plain, text) is False  # glued to "x": not a whole word
     assert key_matches(plain, text + " ") is False
     assert key_matches(plain, M + "x " * 20000 + "needle") is True
+
+
+def test_keys_are_trimmed_like_javascript() -> None:
+    bom = compile_key("\ufeffking", case_sensitive=False, whole_words=True)
+    unit = compile_key("king\u001f", case_sensitive=False, whole_words=True)
+    assert bom is not None and key_matches(bom, M + "the king")
+    assert unit is not None and not key_matches(unit, M + "the king")
 
 
 def test_empty_keys_never_match() -> None:

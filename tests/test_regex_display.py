@@ -92,9 +92,12 @@ def test_depth_limits_and_disabled_scripts() -> None:
 
 
 def test_unusable_patterns_are_reported_not_raised() -> None:
-    display = RegexDisplay([script("/(a+)+$/g", "b"), script("/[unclosed/g", "b")])
-    assert len(display.problems) == 2
-    assert display.ai_output("aaaa") == "aaaa"
+    display = RegexDisplay([script("/(a|aa)+$/g", "b"), script("/[unclosed/g", "b")])
+    assert len(display.problems) == 1  # the unclosed one
+    slow = "a" * 40 + "c"
+    assert display.ai_output(slow) == slow  # stopped at the time limit, text unchanged
+    assert len(display.problems) == 2 and "ran longer than" in display.problems[1]
+    assert display.ai_output(slow) == slow and len(display.problems) == 2  # skipped after
 
 
 def test_real_status_bar_and_mvu_strip_scripts_of_a_chinese_card() -> None:

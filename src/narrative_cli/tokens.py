@@ -14,6 +14,18 @@ _CJK = re.compile(
 )
 
 
+def token_parts(text: str) -> tuple[int, int]:
+    """``(cjk, other)`` character counts: they add up over concatenation, so the estimate of
+    a growing text can be kept without re-reading it (``tokens_of_parts``)."""
+    cjk = len(_CJK.findall(text)) if text else 0
+    return cjk, len(text) - cjk
+
+
+def tokens_of_parts(cjk: int, other: int) -> int:
+    """``estimate_tokens`` of a text with these ``token_parts``."""
+    return cjk + (other + 3) // 4 if cjk or other else 0
+
+
 def estimate_tokens(text: str) -> int:
     """A deterministic token estimate for ``text``."""
     if not text:

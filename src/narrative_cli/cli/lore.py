@@ -29,7 +29,7 @@ def lore_test_command(
     ],
     text: Annotated[
         str, typer.Argument(metavar="TEXT", help="The user's input to scan, as typed this turn.")
-    ],
+    ] = "",
     lorebook: Annotated[
         list[Path] | None,
         typer.Option("--lorebook", metavar="FILE", help="World file to use (repeatable)."),
@@ -41,14 +41,27 @@ def lore_test_command(
     user_name: Annotated[
         str, typer.Option("--user-name", metavar="NAME", help="Name for {{user}}.")
     ] = "User",
+    chat: Annotated[
+        Path | None,
+        typer.Option(
+            "--chat", metavar="FILE", help="A SillyTavern chat (.jsonl) to scan first, as ST would."
+        ),
+    ] = None,
 ) -> None:
-    """Show which entries TEXT activates, why, where each is routed, and what was rejected."""
+    """Show which entries TEXT activates, why, where each is routed, and what was rejected.
+
+    With --chat the whole chat is scanned turn by turn (sticky, cooldown and delay carried
+    across its turns) and TEXT, if given, is the newest message."""
     from narrative_cli.cli.errors import user_errors
     from narrative_cli.config import load_settings
-    from narrative_cli.load import load_card, load_lorebook
+    from narrative_cli.errors import BadInput
+    from narrative_cli.load import load_card, load_chat, load_lorebook
     from narrative_cli.lore.report import lore_test, report_dict
 
     with user_errors():
+        if chat is None and not text.strip():
+            raise BadInput("lore test: give the TEXT to scan, or a chat with --chat")
+        messages = load_chat(chat).messages if chat is not None else None
         settings = load_settings()
         worlds = [load_lorebook(path) for path in lorebook or []]
         source = settings.pipeline.worldbook_source
@@ -60,6 +73,7 @@ def lore_test_command(
             source=source,
             seed=seed,
             user_name=user_name,
+            chat=messages,
         )
     if as_json:
         import json

@@ -34,6 +34,31 @@ def with_article(noun: str) -> str:
     return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 
+def js_truthy(value: object) -> bool:
+    """JavaScript's ``if (value)``: ``""``, ``0``, NaN and null are false, ``"false"`` is true."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, (int, float)):
+        return value == value and value != 0
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def js_equals_true(value: object) -> bool:
+    """JavaScript's ``value == true`` (SillyTavern's test of ``disable``): ``1``, ``"1"``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value == 1
+    if isinstance(value, str):
+        try:
+            return float(value.strip() or "0") == 1
+        except ValueError:
+            return False
+    return False
+
+
 class Fields:
     """Reads the fields of one JSON object; errors say ``<where>: '<key>' must be …``."""
 
@@ -69,6 +94,11 @@ class Fields:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         raise self.fail(key, "true or false")
+
+    def js_flag(self, key: str) -> bool | None:
+        """A flag SillyTavern tests by JavaScript truthiness (None: absent or null)."""
+        value = self.obj.get(key)
+        return None if value is None else js_truthy(value)
 
     def flag(self, key: str, default: bool = False) -> bool:
         value = self.opt_flag(key)

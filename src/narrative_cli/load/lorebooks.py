@@ -18,7 +18,14 @@ from narrative_cli.domain import Card, Lorebook, LoreEntry
 from narrative_cli.errors import ConfigError, LorebookError
 from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook, join_decorators, split_decorators
-from narrative_cli.load.fields import Fields, int_like, js_key_order, json_type
+from narrative_cli.load.fields import (
+    Fields,
+    int_like,
+    js_equals_true,
+    js_key_order,
+    js_truthy,
+    json_type,
+)
 
 # World field → match_sources name (also the card-book extension key minus "match_").
 MATCH_FLAGS = {
@@ -43,18 +50,43 @@ SOURCES = ("auto", "card", "world")
 
 
 def recursion_level(f: Fields, key: str) -> int:
-    """``delayUntilRecursion``: false/absent → 0, true → 1, a number N → N."""
+    """``delayUntilRecursion``: false/absent → 0, true → 1, a number N → N (any other truthy
+    value: 1)."""
     value = f.obj.get(key)
     if isinstance(value, bool) or value is None:
         return int(bool(value))
-    return f.integer(key, 0)
+    if not js_truthy(value):
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    return int(float(value)) if isinstance(value, str) and int_like(value.strip()) else 1
 
 
 def world_position(f: Fields) -> int | None:
+    """A world file's ``position`` is a number; SillyTavern inserts any other value nowhere
+    (``"after_char"`` is a card-book spelling, which SillyTavern converts only on import)."""
     value = f.obj.get("position")
-    if isinstance(value, str) and value.strip().lower() in POSITION_NAMES:
-        return POSITION_NAMES[value.strip().lower()]
-    return f.opt_int("position")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return int(value) if value == int(value) else None
+
+
+def _keys(f: Fields, key: str) -> list[str]:
+    """A key list; anything else (``"key": "king"``) never fires in SillyTavern: no keys."""
+    value = f.obj.get(key)
+    if value is not None and not isinstance(value, list):
+        return []
+    return f.strings(key)
+
+
+def _logic(f: Fields) -> int:
+    """``selectiveLogic`` is compared with ``===``: a string (``"0"``) matches no logic (-1)."""
+    value = f.obj.get("selectiveLogic")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return -1
+    return int(value)
 
 
 def _uid(obj: dict[str, Any], key: str) -> int | str:
@@ -70,28 +102,46 @@ def world_entry(obj: dict[str, Any], key: str, where: str, source: str) -> LoreE
     """One world-file entry (compat §2.2), absent fields kept as absent."""
     f = Fields(obj, f"{where}: entry {key}", LorebookError)
     content, decorators = split_decorators(f.text("content"))
+
+    def truthy(name: str) -> bool:
+        return js_truthy(obj.get(name))
+
     return LoreEntry(
-        uid=_uid(obj, key), keys=f.strings("key"), secondary_keys=f.strings("keysecondary"),
-        comment=f.text("comment"), content=content, constant=f.flag("constant"),
-        selective=f.opt_flag("selective"), selective_logic=f.integer("selectiveLogic", 0),
-        order=f.opt_number("order"), position=world_position(f), disabled=f.flag("disable"),
+        uid=_uid(obj, key), keys=_keys(f, "key"), secondary_keys=_keys(f, "keysecondary"),
+        comment=f.text("comment"), content=content, constant=truthy("constant"),
+        selective=f.js_flag("selective"), selective_logic=_logic(f),
+        order=f.opt_number("order"), position=world_position(f),
+        disabled=js_equals_true(obj.get("disable")),
         depth=f.integer("depth", 4), role=f.integer("role", 0),
-        probability=f.number("probability", 100), use_probability=f.opt_flag("useProbability"),
-        scan_depth=f.opt_int("scanDepth"), case_sensitive=f.opt_flag("caseSensitive"),
-        match_whole_words=f.opt_flag("matchWholeWords"),
-        use_group_scoring=f.opt_flag("useGroupScoring"), group=f.text("group"),
-        group_override=f.flag("groupOverride"), group_weight=f.number("groupWeight", 100),
-        exclude_recursion=f.flag("excludeRecursion"), prevent_recursion=f.flag("preventRecursion"),
+        probability=f.number("probability", 100), use_probability=f.js_flag("useProbability"),
+        scan_depth=f.opt_int("scanDepth"), case_sensitive=f.js_flag("caseSensitive"),
+        match_whole_words=f.js_flag("matchWholeWords"),
+        use_group_scoring=f.js_flag("useGroupScoring"), group=f.text("group"),
+        group_override=truthy("groupOverride"), group_weight=f.number("groupWeight", 100),
+        exclude_recursion=truthy("excludeRecursion"),
+        prevent_recursion=truthy("preventRecursion"),
         delay_until_recursion=recursion_level(f, "delayUntilRecursion"),
         sticky=f.opt_int("sticky"), cooldown=f.opt_int("cooldown"), delay=f.opt_int("delay"),
-        ignore_budget=f.flag("ignoreBudget"), outlet_name=f.text("outletName"),
+        ignore_budget=truthy("ignoreBudget"), outlet_name=f.text("outletName"),
         triggers=f.strings("triggers"), character_filter=f.mapping("characterFilter"),
         automation_id=f.text("automationId"), display_index=f.opt_int("displayIndex"),
-        vectorized=f.flag("vectorized"),
-        match_sources=[name for flag, name in MATCH_FLAGS.items() if f.flag(flag)],
+        vectorized=truthy("vectorized"),
+        match_sources=[name for flag, name in MATCH_FLAGS.items() if truthy(flag)],
         decorators=decorators, extensions=f.mapping("extensions"),
-        extra={k: v for k, v in obj.items() if k not in WORLD_FIELDS}, source=source,
+        extra={k: v for k, v in obj.items() if k not in WORLD_FIELDS or _kept_raw(k, v)},
+        source=source,
     )
+
+
+def _kept_raw(key: str, value: object) -> bool:
+    """A field whose value could not be read as SillyTavern's type: kept as written, so an
+    export gives it back and ``lore lint`` can name it."""
+    if key in ("key", "keysecondary"):
+        return value is not None and not isinstance(value, list)
+    if key == "position":
+        return value is not None and not (isinstance(value, (int, float))
+                                          and not isinstance(value, bool))
+    return False
 
 
 def _entry_items(entries: object, where: str) -> list[tuple[str, Any]]:

@@ -27,6 +27,7 @@ from narrative_cli.domain import (
 from narrative_cli.lore.assemble import RoutedLore, routed_lore
 from narrative_cli.lore.buffer import ScanBuffer, scan_pieces
 from narrative_cli.lore.index import LoreIndex, Prepared, index_for
+from narrative_cli.lore.jsregex import RegexTimeout
 from narrative_cli.lore.matcher import Key, find_word, key_matches, substitute_names
 from narrative_cli.lore.routing import classify
 from narrative_cli.lore.scan import Scan, ScanState
@@ -72,6 +73,8 @@ class ScanContext:
     generation: str = "normal"  # normal, continue, impersonate, swipe, regenerate, quiet
     sources: dict[str, str] = field(default_factory=dict)  # persona_description → text, …
     substitute: Callable[[str], str] | None = None  # full macro engine; default {{user}}/{{char}}
+    # Entry sources that are character lore (SillyTavern's character_strategy orders them).
+    character_sources: frozenset[str] = frozenset({"card"})
 
 
 @dataclass
@@ -117,6 +120,7 @@ def activate(
     timed: TimedEffects | None = None,
     turn: int = 1,
     context: ScanContext | None = None,
+    clock: int | None = None,
 ) -> ActivationResult:
     """Which entries activate this turn.
 
@@ -131,13 +135,13 @@ def activate(
     index = (
         entries
         if isinstance(entries, LoreIndex)
-        else index_for(entries, settings, names, context.substitute)
+        else index_for(entries, settings, names, context.substitute, context.character_sources)
     )
     messages = scan_messages(history, user_input, settings.include_names, context.user_name)
     buffer = ScanBuffer(
         messages, sources=context.sources, injects=[extra_text], depth=settings.depth
     )
-    clock = clock_for_turn(turn)
+    clock = clock_for_turn(turn) if clock is None else clock
     timed = (timed or TimedEffects()).copy()
     effects = check_effects(timed, index.by_key, clock)
     delayed = {item.key for item in index.delayable if delay_active(item.entry, clock)}
@@ -154,7 +158,7 @@ def activate(
             if rank not in scan.activated
         ],
         timed=timed,
-        problems=list(index.problems),
+        problems=[*index.problems, *rules.timeouts],
         budget=settings.budget,
         tokens=scan.tokens,
         steps=scan.steps,
@@ -216,6 +220,7 @@ class Rules:
         self.context = context
         self.substitute = substitute
         self._seen: dict[tuple[int | None, tuple[str, ...], bool], _View] = {}
+        self.timeouts: list[str] = []  # regex keys that ran out of time in this scan
 
     def reset_views(self) -> None:
         """Forget cached views (the buffer grew)."""
@@ -270,7 +275,7 @@ class Rules:
     def trigger(self, item: Prepared, state: ScanState, sticky: bool) -> tuple[str | None, str]:
         """``(reason, "")`` to activate, ``(None, why not)``, or ``(None, "")`` for no match."""
         entry = item.entry
-        decorators = [line.strip() for line in entry.decorators]
+        decorators = item.decorators
         if "@@activate" in decorators:
             return "@@activate", ""
         if "@@dont_activate" in decorators:
@@ -280,7 +285,7 @@ class Rules:
         if sticky:
             return "sticky", ""
         view = self._view(item, state)
-        primary = next((key for key in item.primary if self._matches(key, view)), None)
+        primary = next((key for key in item.primary if self._matches(item, key, view)), None)
         if primary is None:
             return None, ""
         found = f'key "{primary.text if primary.regex is None else primary.raw}"'
@@ -290,7 +295,7 @@ class Rules:
 
     def _secondary(self, item: Prepared, view: _View, found: str) -> tuple[str | None, str]:
         logic = item.entry.selective_logic
-        hits = [key is not None and self._matches(key, view) for key in item.secondary]
+        hits = [key is not None and self._matches(item, key, view) for key in item.secondary]
         name = _LOGIC_NAMES.get(logic, f"logic {logic}")
         matched = [item.entry.secondary_keys[i] for i, hit in enumerate(hits) if hit]
         if logic == LOGIC_AND_ANY and any(hits):
@@ -311,8 +316,18 @@ class Rules:
         if not item.entry.keys:
             return 0
         text, lowered = self._view(item, state)[:2]
-        primary = sum(1 for key in item.raw_primary if key and key_matches(key, text, lowered))
-        secondary = sum(1 for key in item.raw_secondary if key and key_matches(key, text, lowered))
+
+        def hit(key: Key | None) -> bool:
+            if key is None or self._slow(key):
+                return False
+            try:
+                return key_matches(key, text, lowered)
+            except RegexTimeout as exc:
+                self._timed_out(item, key, exc)
+                return False
+
+        primary = sum(1 for key in item.raw_primary if hit(key))
+        secondary = sum(1 for key in item.raw_secondary if hit(key))
         if item.entry.secondary_keys:
             if item.entry.selective_logic == LOGIC_AND_ANY:
                 return primary + secondary
@@ -341,8 +356,28 @@ class Rules:
             self._seen[cache_key] = view
         return view
 
+    def _slow(self, key: Key) -> bool:
+        slow = self.index.slow
+        return bool(slow) and key.regex is not None and key.regex.key in slow
+
+    def _timed_out(self, item: Prepared, key: Key, exc: RegexTimeout) -> None:
+        """Report a regex that ran out of time with its entry; skip it for the session."""
+        if key.regex is not None:
+            self.index.slow.add(key.regex.key)
+        entry = item.entry
+        self.timeouts.append(f"entry {entry.uid} ({entry.comment or 'no title'}): {exc}")
+
+    def _matches(self, item: Prepared, key: Key, view: _View) -> bool:
+        if self._slow(key):
+            return False
+        try:
+            return self._match(key, view)
+        except RegexTimeout as exc:
+            self._timed_out(item, key, exc)
+            return False
+
     @staticmethod
-    def _matches(key: Key, view: _View) -> bool:
+    def _match(key: Key, view: _View) -> bool:
         text, lowered, seen_lower, seen = view
         if key.problem:
             return False

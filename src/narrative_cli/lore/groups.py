@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from narrative_cli.domain import LoreEntry
-from narrative_cli.lore.index import Prepared
+from narrative_cli.lore.index import Prepared, split_groups
 
 
 @dataclass
@@ -44,7 +44,9 @@ def filter_groups(new: list[Prepared], ctx: GroupContext) -> list[tuple[Prepared
 
     held = _timed(grouped, ctx, remove)
     _scoring(grouped, ctx, held, remove)
-    earlier_groups = {entry.group for entry in ctx.earlier}
+    # Every label of an earlier entry holds its group (SillyTavern compares the whole
+    # ``group`` string, so an entry in two groups holds neither: docs/lore-fidelity.md).
+    earlier_groups = {label for entry in ctx.earlier for label in split_groups(entry.group)}
     for label, members in grouped.items():
         if label in held:
             continue

@@ -15,10 +15,15 @@ from functools import partial
 from narrative_cli.domain import LoreEntry
 from narrative_cli.lore.matcher import Key, ProbeIndex, compile_key, substitute_names
 from narrative_cli.lore.routing import formatting_kind
-from narrative_cli.lore.settings import LoreSettings
+from narrative_cli.lore.settings import (
+    STRATEGY_CHARACTER_FIRST,
+    STRATEGY_GLOBAL_FIRST,
+    LoreSettings,
+)
 from narrative_cli.lore.timed import entry_key
 
 Substitute = Callable[[str], str]
+CHARACTER_SOURCES = frozenset({"card"})  # LoreEntry.source of a card's embedded book
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Prepared:
     delay_level: int
     sources: tuple[str, ...]
     always: bool = False  # a primary key the prefilter cannot see: always evaluate
+    decorators: tuple[str, ...] = ()  # the decorators SillyTavern acts on (st_decorators)
 
     @property
     def has_secondary(self) -> bool:
@@ -59,25 +65,47 @@ class LoreIndex:
     delayable: list[Prepared] = field(default_factory=list)  # entries with a delay
     levels: list[int] = field(default_factory=list)  # distinct delayUntilRecursion levels
     spanning: list[int] = field(default_factory=list)  # regex keys that may cross messages
+    slow: set[str] = field(default_factory=set)  # regex keys that timed out: skipped from now on
 
 
-def sort_entries(entries: Sequence[LoreEntry]) -> list[int]:
-    """Indexes of ``entries`` by ``order`` descending (stable); unordered ones keep their place."""
-    ordered = [i for i, entry in enumerate(entries) if entry.order is not None]
+def sort_entries(
+    entries: Sequence[LoreEntry],
+    strategy: int = STRATEGY_CHARACTER_FIRST,
+    character_sources: frozenset[str] = CHARACTER_SOURCES,
+) -> list[int]:
+    """Indexes of ``entries`` in SillyTavern's priority order (``getSortedEntries``).
+
+    ``order`` descending, stably; with both character lore (entries from ``character_sources``)
+    and global lore, ``character_strategy`` decides: evenly (0) sorts them together, character
+    first (1) puts all character lore before all global lore, global first (2) the reverse.
+    Entries without ``order`` keep their place within their part (SillyTavern's sort is
+    undefined there)."""
+    character = [i for i, entry in enumerate(entries) if entry.source in character_sources]
+    world = [i for i, entry in enumerate(entries) if entry.source not in character_sources]
+    if strategy == STRATEGY_CHARACTER_FIRST:
+        return _by_order(entries, character) + _by_order(entries, world)
+    if strategy == STRATEGY_GLOBAL_FIRST:
+        return _by_order(entries, world) + _by_order(entries, character)
+    return _by_order(entries, world + character)
+
+
+def _by_order(entries: Sequence[LoreEntry], indexes: list[int]) -> list[int]:
+    ordered = [i for i in indexes if entries[i].order is not None]
     ordered.sort(key=lambda i: -float(entries[i].order or 0))
     slots = iter(ordered)
-    return [i if entries[i].order is None else next(slots) for i in range(len(entries))]
+    return [i if entries[i].order is None else next(slots) for i in indexes]
 
 
 def build_index(
     entries: Sequence[LoreEntry],
     settings: LoreSettings,
     substitute: Substitute | None = None,
+    character_sources: frozenset[str] = CHARACTER_SOURCES,
 ) -> LoreIndex:
     """Prepare ``entries`` (formatting entries such as [TOOL:…] and [mvu_update] are left out)."""
     prepared: list[Prepared] = []
     problems: list[str] = []
-    for index in sort_entries(entries):
+    for index in sort_entries(entries, settings.character_strategy, character_sources):
         entry = entries[index]
         if formatting_kind(entry) is not None:
             continue
@@ -139,8 +167,10 @@ def _prepare(
     primary = [key for key in compile_all(entry.keys, True) if key is not None]
     secondary = compile_all(entry.secondary_keys, True)
     for key in primary + [key for key in secondary if key is not None]:
-        if key.problem:
-            problems.append(f"entry {entry.uid} ({entry.comment or 'no title'}): {key.problem}")
+        if key.problem or key.note:
+            problems.append(
+                f"entry {entry.uid} ({entry.comment or 'no title'}): {key.problem or key.note}"
+            )
     level = int(entry.delay_until_recursion or 0)
     return Prepared(
         entry=entry,
@@ -151,16 +181,40 @@ def _prepare(
         secondary=secondary,
         raw_primary=compile_all(entry.keys, False),
         raw_secondary=compile_all(entry.secondary_keys, False),
-        groups=[label for label in _split_groups(entry.group) if label],
+        groups=[label for label in split_groups(entry.group) if label],
         delay_level=level,
         sources=tuple(entry.match_sources),
         always=any(not key.probes and not key.problem for key in primary),
+        decorators=st_decorators(entry.decorators),
     )
 
 
-def _split_groups(group: str) -> list[str]:
+KNOWN_DECORATORS = ("@@activate", "@@dont_activate")
+
+
+def st_decorators(lines: Sequence[str]) -> tuple[str, ...]:
+    """The decorators SillyTavern 1.18 acts on, from an entry's leading ``@@`` lines.
+
+    A line counts when it starts with a known decorator, and it must then equal it exactly to
+    act (``"@@activate "`` and ``"@@activate\r"`` are read but do nothing). ``@@@x`` is skipped,
+    unless it follows an unknown decorator: then it stands for ``@@x``."""
+    found: list[str] = []
+    fallback = False
+    for line in lines:
+        if line.startswith("@@@") and not fallback:
+            continue
+        data = line[1:] if line.startswith("@@@") else line
+        if data.startswith(KNOWN_DECORATORS):
+            found.append(data)
+            fallback = False
+        else:
+            fallback = True
+    return tuple(found)
+
+
+def split_groups(group: str) -> list[str]:
     """SillyTavern splits ``group`` on a comma followed by optional whitespace."""
-    return re.split(r",\s*", group or "")
+    return [label for label in re.split(r",\s*", group or "") if label]
 
 
 _CACHE: dict[tuple[object, ...], tuple[object, LoreIndex]] = {}
@@ -172,6 +226,7 @@ def index_for(
     settings: LoreSettings,
     names: tuple[str, str] = ("User", ""),
     substitute: Substitute | None = None,
+    character_sources: frozenset[str] = CHARACTER_SOURCES,
 ) -> LoreIndex:
     """A cached index for these entry objects, settings and macro names (user, char).
 
@@ -181,6 +236,8 @@ def index_for(
         tuple(map(id, entries)),
         settings.case_sensitive,
         settings.match_whole_words,
+        settings.character_strategy,
+        character_sources,
         names,
         id(substitute),
     )
@@ -190,7 +247,7 @@ def index_for(
     held = (list(entries), substitute)  # holding them keeps the ids in the cache key unique
     if substitute is None:
         substitute = partial(substitute_names, user=names[0], char=names[1])
-    index = build_index(entries, settings, substitute)
+    index = build_index(entries, settings, substitute, character_sources)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[cache_key] = (held, index)

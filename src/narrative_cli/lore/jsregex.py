@@ -1,35 +1,53 @@
-"""JavaScript `/regex/flags` lore keys, translated to Python ``re`` with JS semantics.
+"""JavaScript `/regex/flags` lore keys, run with JavaScript's semantics under a time limit.
 
-SillyTavern tests a key written as ``/body/flags`` as a JavaScript RegExp (compat §3.4). Python's
-``re`` differs in ways that change what matches, so the pattern is rewritten token by token:
-``\\d``, ``\\w`` and ``\\b`` are ASCII in JS, ``\\s`` is the JS whitespace set, ``.`` stops at
-every JS line terminator, ``$`` without the ``m`` flag means the very end, ``(?<name>…)`` and
-``\\k<name>`` become Python's ``(?P<name>…)`` and ``(?P=name)``, ``[^]`` matches anything. Flags:
-``i`` → IGNORECASE, ``m``/``s`` are folded into the rewrite, ``g`` and ``u`` change nothing for a
-test, ``y`` (sticky) anchors the match at the start of the text.
+SillyTavern tests a key written as ``/body/flags`` as a JavaScript RegExp (compat §3.4); a key
+JavaScript cannot compile is no regex at all there, just plain text. So:
 
-User patterns are compiled once and cached. Patterns with a nested unbounded quantifier such as
-``(a+)+`` are refused (they can take exponential time), and the text a regex sees is capped.
+- **Syntax** is JavaScript's own: QuickJS (already our code sandbox) compiles the pattern, and a
+  pattern it refuses (``/(?i)x/``, ``/x/ii``, ``/[/``) is a plain key, as in SillyTavern.
+- **Matching** runs a token-by-token translation in the ``regex`` module, which can stop a
+  match after a time limit (QuickJS's regex engine cannot be interrupted, and neither can
+  Python's ``re``). The translation keeps JS meanings where they differ: ``\\d``, ``\\w``,
+  ``\\b`` are ASCII, ``\\s`` is the JS whitespace set, ``.`` stops at JS line terminators, ``$``
+  without ``m`` is the very end, ``[^]`` is anything, ``\\p{…}`` exists only with ``u``, legacy
+  octal and identity escapes (``\\8``), a ``{`` that is no quantifier is literal, and under
+  ``i`` without ``u`` the letters JavaScript does not fold (the Kelvin sign, long s) stay apart.
+- **Time**: every test of every pattern is bounded by ``TIME_LIMIT`` seconds. A pattern that
+  runs out of time raises ``RegexTimeout``; the scan reports it with its entry and skips it for
+  the rest of the session (``LoreIndex.slow``).
+
+Known differences left (docs/lore-fidelity.md): a surrogate pair is one character here (JS
+without ``u`` sees two), a backreference to a group that did not take part fails here (JS
+matches it empty), and case folding inside a character class follows Unicode's simple folding.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
+
+import regex
 
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_TRIM_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+    + "".join(chr(code) for code in range(0x2000, 0x200B))
+)
 _LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
 _WORD = "A-Za-z0-9_"
 _WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
 _NOT_WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
-MAX_REGEX_TEXT = 30_000  # characters of scan text a user regex may look at
+TIME_LIMIT = 0.05  # seconds one test of one pattern may take
 
 _KEY_FORM = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
 _INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[):]")
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 
-_JS_LETTER_ESCAPES = frozenset("bBdDwWsStnvfrxu")
+_JS_LETTER_ESCAPES = frozenset("bBdDwWsStnvfrxupPk")
 _CLASS_ESCAPES = {"d": "0-9", "w": _WORD, "s": JS_WHITESPACE}
 _OUTSIDE_ESCAPES = {
     "d": "[0-9]",
@@ -42,14 +60,31 @@ _OUTSIDE_ESCAPES = {
     "B": _NOT_WORD_BOUNDARY,
     "/": "/",
 }
+# Under ``i`` without ``u`` JavaScript folds with toUpperCase and never maps a non-ASCII letter
+# to an ASCII one; Unicode simple folding (the ``regex`` module, and JS with ``u``) does.
+_NON_UNICODE_FOLD = {
+    "k": "kK", "K": "kK", "\u212a": "\u212a", "s": "sS", "S": "sS", "\u017f": "\u017f",
+    "\u00e5": "\u00e5\u00c5", "\u00c5": "\u00e5\u00c5", "\u212b": "\u212b",
+    "\u00df": "\u00df", "\u1e9e": "\u1e9e",
+}
 
 
 # Pieces of a translated pattern that can match a newline or the \x01 message marker.
-_SPANNING = ("[^", "\\s\\S", "\\W", "\\S", "\\D", "\\n", "\\x0", "\\u000", "\\x01", "\n")
+_SPANNING = (
+    "[^", "\\s\\S", "\\W", "\\S", "\\D", "\\n", "\\x0", "\\u000", "\\x01", "\n", "\\p", "\\P",
+)
 
 
 class RegexKeyError(ValueError):
     """A ``/…/`` key that cannot be used; the message says why."""
+
+
+class JsSyntaxError(RegexKeyError):
+    """JavaScript would not compile the pattern (SillyTavern then treats the key as text)."""
+
+
+class RegexTimeout(RuntimeError):
+    """A pattern ran out of time; it is skipped from now on."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +93,12 @@ class JsRegex:
 
     source: str
     flags: str
-    pattern: re.Pattern[str]
+    pattern: Any  # regex.Pattern[str]
     literals: tuple[str, ...]  # substrings every match contains (none when unknown)
+
+    @property
+    def key(self) -> str:
+        return f"/{self.source}/{self.flags}"
 
     @property
     def may_span(self) -> bool:
@@ -68,11 +107,16 @@ class JsRegex:
         return any(mark in python for mark in _SPANNING) or "\x01" in python
 
     def search(self, text: str) -> bool:
-        """True when the regex matches ``text`` (capped at MAX_REGEX_TEXT characters)."""
-        text = text[:MAX_REGEX_TEXT]
-        if "y" in self.flags:
-            return self.pattern.match(text) is not None
-        return self.pattern.search(text) is not None
+        """True when the regex matches ``text``; RegexTimeout when it runs out of time."""
+        try:
+            if "y" in self.flags:
+                return self.pattern.match(text, timeout=TIME_LIMIT) is not None
+            return self.pattern.search(text, timeout=TIME_LIMIT) is not None
+        except TimeoutError:
+            raise RegexTimeout(
+                f"regex {self.key} ran longer than {TIME_LIMIT * 1000:.0f} ms and is skipped "
+                "from now on"
+            ) from None
 
 
 def split_key(key: str) -> tuple[str, str] | None:
@@ -83,41 +127,103 @@ def split_key(key: str) -> tuple[str, str] | None:
     return match.group(1).replace("\\/", "/", 1), match.group(2)
 
 
+_LOCAL = threading.local()
+
+
+def js_syntax_error(body: str, flags: str) -> str | None:
+    """JavaScript's complaint about ``new RegExp(body, flags)``, or None when it compiles.
+
+    Compiling never runs the pattern, so it cannot hang; QuickJS contexts are per thread."""
+    check = getattr(_LOCAL, "check", None)
+    if check is None:
+        import quickjs
+
+        context = quickjs.Context()
+        context.eval(
+            "function check(b, f) { try { new RegExp(b, f); return ''; }"
+            " catch (e) { return String(e.message || e); } }"
+        )
+        check = _LOCAL.check = context.get("check")
+    message = str(check(body, flags))
+    return message or None
+
+
 @lru_cache(maxsize=4096)
 def compile_js(body: str, flags: str) -> JsRegex:
-    """Compile a JS regex body with its flags; RegexKeyError says what is wrong."""
-    if nested_quantifier(body):
-        raise RegexKeyError("nested repetition like (a+)+ can take exponential time")
+    """Compile a JS regex body with its flags.
+
+    JsSyntaxError: JavaScript refuses it; RegexKeyError: valid JavaScript we cannot run."""
+    problem = js_syntax_error(body, flags)
+    if problem is not None:
+        raise JsSyntaxError(f"is not a JavaScript regex ({problem})")
     python = translate(body, flags)
+    options = regex.V0 | (regex.IGNORECASE if "i" in flags else 0)
     try:
-        pattern = re.compile(python, re.IGNORECASE if "i" in flags else 0)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise RegexKeyError(f"not supported here: {exc}") from None
+        pattern = regex.compile(python, options)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise RegexKeyError(f"is not supported here: {exc}") from None
+    return JsRegex(body, flags, pattern, _probe_literals(body, flags))
+
+
+def _probe_literals(body: str, flags: str) -> tuple[str, ...]:
+    """Required literals usable by the lower-case prefilter: under ``i`` only those whose
+    case variants ``str.lower`` finds (ASCII, and no ``s`` that ``ſ`` could match under u)."""
     literals = required_literals(body)
-    if "i" in flags:
-        literals = tuple(literal.lower() for literal in literals)
-    return JsRegex(body, flags, pattern, literals)
+    if "i" not in flags:
+        return literals
+    kept = []
+    for literal in literals:
+        if literal.isascii() and not ("u" in flags and "s" in literal.lower()):
+            kept.append(literal.lower())
+    return tuple(kept)
 
 
 def translate(body: str, flags: str) -> str:
-    """The Python ``re`` pattern equivalent to JS ``body`` under ``flags``."""
+    """The ``regex``-module pattern equivalent to the JS-valid ``body`` under ``flags``."""
+    groups = _count_groups(body)
+    fold = "i" in flags and "u" not in flags
     out: list[str] = []
     i, n = 0, len(body)
     while i < n:
         char = body[i]
         if char == "\\":
-            piece, i = _outside_escape(body, i, flags)
+            piece, i = _outside_escape(body, i, flags, groups)
             out.append(piece)
         elif char == "[":
-            piece, i = _char_class(body, i)
+            piece, i = _char_class(body, i, flags)
             out.append(piece)
         elif char == "(" and body.startswith("(?<", i) and body[i + 3 : i + 4] not in ("=", "!"):
             out.append("(?P<")
             i += 3
+        elif char == "{" and not _QUANTIFIER.match(body, i):
+            out.append("\\{")  # Annex B: a brace that starts no quantifier is literal
+            i += 1
+        elif fold and char in _NON_UNICODE_FOLD:
+            out.append(f"(?-i:[{_NON_UNICODE_FOLD[char]}])")
+            i += 1
         else:
             out.append(_outside_char(char, flags))
             i += 1
     return "".join(out)
+
+
+def _count_groups(body: str) -> int:
+    """Capturing groups in ``body`` (JS decides with this whether ``\\N`` is a backreference)."""
+    count = 0
+    i, n = 0, len(body)
+    while i < n:
+        char = body[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":
+            i = _skip_class(body, i)
+            continue
+        if char == "(" and (body[i + 1 : i + 2] != "?" or body.startswith("(?<", i)
+                            and body[i + 3 : i + 4] not in ("=", "!")):
+            count += 1
+        i += 1
+    return count
 
 
 def _outside_char(char: str, flags: str) -> str:
@@ -130,34 +236,65 @@ def _outside_char(char: str, flags: str) -> str:
     return char
 
 
-def _outside_escape(body: str, i: int, flags: str) -> tuple[str, int]:
+_DIGITS = re.compile(r"\d+")
+_OCTAL = re.compile(r"[0-3][0-7]{0,2}|[4-7][0-7]?")
+
+
+def _outside_escape(body: str, i: int, flags: str, groups: int) -> tuple[str, int]:
     nxt = body[i + 1 : i + 2]
     if nxt in _OUTSIDE_ESCAPES:
         return _OUTSIDE_ESCAPES[nxt], i + 2
     if nxt == "k" and body.startswith("<", i + 2) and ">" in body[i + 3 :]:
         end = body.index(">", i + 3)
         return f"(?P={body[i + 3 : end]})", end + 1
+    if nxt.isdigit() and nxt != "0":
+        digits = _DIGITS.match(body, i + 1)
+        assert digits is not None
+        if int(digits.group()) <= groups:
+            return f"(?:\\{digits.group()})", digits.end()
     return _common_escape(body, i, flags)
 
 
 def _common_escape(body: str, i: int, flags: str) -> tuple[str, int]:
     """Escapes that mean the same inside and outside a class."""
     nxt = body[i + 1 : i + 2]
-    if nxt == "c" and body[i + 2 : i + 3].isalpha():
-        return f"\\x{ord(body[i + 2]) % 32:02x}", i + 3
-    if nxt == "u" and "u" in flags and body.startswith("{", i + 2) and "}" in body[i + 3 :]:
-        end = body.index("}", i + 3)
-        return f"\\U{int(body[i + 3 : end], 16):08x}", end + 1
-    if nxt == "0" and not body[i + 2 : i + 3].isdigit():
-        return "\\x00", i + 2
+    unicode = "u" in flags
+    if nxt == "c":
+        letter = body[i + 2 : i + 3]
+        if letter.isascii() and letter.isalpha():
+            return f"\\x{ord(letter) % 32:02x}", i + 3
+        return "\\\\c", i + 2  # Annex B: a backslash and a c
+    if nxt == "u":
+        if unicode and body.startswith("{", i + 2) and "}" in body[i + 3 :]:
+            end = body.index("}", i + 3)
+            return f"\\U{int(body[i + 3 : end], 16):08x}", end + 1
+        if re.fullmatch(r"[0-9A-Fa-f]{4}", body[i + 2 : i + 6]):
+            return body[i : i + 6], i + 6
+        return "u", i + 2
+    if nxt == "x":
+        if re.fullmatch(r"[0-9A-Fa-f]{2}", body[i + 2 : i + 4]):
+            return body[i : i + 4], i + 4
+        return "x", i + 2
+    if nxt in ("p", "P") and unicode:
+        end = body.find("}", i + 2)
+        return body[i : end + 1], end + 1
+    if nxt.isdigit():
+        if unicode:  # only \0 is allowed with u (JS refused the rest)
+            return "\\x00", i + 2
+        octal = _OCTAL.match(body, i + 1)
+        if octal is None:  # \8, \9: the digit itself
+            return nxt, i + 2
+        return f"\\x{{{int(octal.group(), 8):x}}}", octal.end()
     if nxt == "":
         return "\\\\", i + 1
-    if nxt.isascii() and nxt.isalpha() and nxt not in _JS_LETTER_ESCAPES:
+    if nxt.isascii() and nxt.isalpha() and nxt not in "bBdDwWsStnvfr":
         return nxt, i + 2  # JS reads an unknown letter escape as the letter itself
-    return body[i : i + 2], i + 2
+    if nxt.isascii() and not nxt.isalnum():
+        return "\\" + nxt, i + 2
+    return regex.escape(nxt), i + 2
 
 
-def _char_class(body: str, start: int) -> tuple[str, int]:
+def _char_class(body: str, start: int, flags: str) -> tuple[str, int]:
     """Translate ``[…]`` starting at ``start``; returns the piece and the index after it."""
     if body.startswith("[^]", start):
         return "[\\s\\S]", start + 3
@@ -175,18 +312,35 @@ def _char_class(body: str, start: int) -> tuple[str, int]:
             if nxt in _CLASS_ESCAPES:
                 out.append(_CLASS_ESCAPES[nxt])
                 i += 2
+            elif nxt == "b":
+                out.append("\\x08")
+                i += 2
+            elif nxt in ("D", "W", "S"):
+                out.append(_NEGATED_IN_CLASS[nxt])
+                i += 2
+            elif nxt == "-":
+                out.append("\\-")
+                i += 2
             else:
-                piece, i = _common_escape(body, i, "u")
+                piece, i = _common_escape(body, i, flags)
                 out.append(piece)
         else:
-            out.append(
-                "\\" + char if char in "[&~|-" and _doubled(body, i) or char == "[" else char
-            )
+            doubled = char in "[&~|-" and _doubled(body, i)
+            out.append("\\" + char if doubled or char == "[" else char)
             i += 1
     if i >= len(body):
         raise RegexKeyError("unterminated character class")
     out.append("]")
     return "".join(out), i + 1
+
+
+# \D, \W, \S inside a class: the complement of an ASCII set, as a nested-free class item.
+_NEGATED_IN_CLASS = {
+    "D": "\\x00-/:-\\U0010ffff",
+    "W": "\\x00-/:-@\\[-^`{-\\U0010ffff",
+    "S": "\\x00-\\x08\\x0e-\\x1f!-\\x9f\\xa1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027"
+         "\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\ufefe\\uff00-\\U0010ffff",
+}
 
 
 def _doubled(body: str, i: int) -> bool:
@@ -295,7 +449,8 @@ def _literal_atom(body: str, i: int) -> tuple[str | None, int]:
 
 
 _ESCAPE_TAIL = re.compile(
-    r"x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]+\}|u[0-9A-Fa-f]{4}|c[A-Za-z]|k<[^>]*>|\d+|.", re.S
+    r"x[0-9A-Fa-f]{2}|u\{[0-9A-Fa-f]+\}|u[0-9A-Fa-f]{4}|c[A-Za-z]|k<[^>]*>|[pP]\{[^}]*\}|\d+|.",
+    re.S,
 )
 
 

@@ -19,7 +19,15 @@ import string
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from narrative_cli.lore.jsregex import JS_WHITESPACE, JsRegex, RegexKeyError, compile_js, split_key
+from narrative_cli.lore.jsregex import (
+    JS_TRIM_CHARS,
+    JS_WHITESPACE,
+    JsRegex,
+    JsSyntaxError,
+    RegexKeyError,
+    compile_js,
+    split_key,
+)
 
 _JS_SPACE = re.compile(f"[{JS_WHITESPACE}]")
 _ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")
@@ -49,6 +57,7 @@ class Key:
     whole_word: bool  # a single word under matchWholeWords: needs ASCII boundaries
     regex: JsRegex | None = None
     problem: str = ""  # why a /regex/ key was refused; such a key never matches
+    note: str = ""  # a /…/ key JavaScript cannot compile: plain text, as in SillyTavern
 
     @property
     def probes(self) -> tuple[str, ...]:
@@ -77,19 +86,23 @@ def compile_key(
     """A matchable key, or None when it is empty after macros and trimming."""
     text = substitute(raw) if substitute is not None else raw
     if trim:
-        text = text.strip()
+        text = text.strip(JS_TRIM_CHARS)  # JavaScript's trim(), not Python's strip()
     if not text:
         return None
     parts = split_key(text)
+    note = ""
     if parts is not None:
         try:
             regex = compile_js(*parts)
+        except JsSyntaxError as exc:
+            note = f"{text} {exc}: it is matched as plain text, as SillyTavern does"
         except RegexKeyError as exc:
             return Key(raw, text, False, False, problem=f"regex {text} {exc}")
-        return Key(raw, text, False, False, regex=regex)
+        else:
+            return Key(raw, text, False, False, regex=regex)
     lower = not case_sensitive
     needle = text.lower() if lower else text
-    return Key(raw, needle, lower, whole_words and _JS_SPACE.search(needle) is None)
+    return Key(raw, needle, lower, whole_words and _JS_SPACE.search(needle) is None, note=note)
 
 
 def key_matches(key: Key, text: str, lowered: str | None = None) -> bool:

@@ -6,12 +6,19 @@ The report is a JSON-ready dict whose keys are a contract: ``activated[]`` with 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.domain import Card, Lorebook
+from narrative_cli.domain import Card, ChatMessage, Lorebook, LoreEntry
 from narrative_cli.load import select_lore
-from narrative_cli.lore.engine import ActivationResult, LoreSettings, ScanContext, activate
+from narrative_cli.lore.engine import (
+    ActivationResult,
+    LoreSettings,
+    ScanContext,
+    TimedEffects,
+    activate,
+)
 from narrative_cli.rng import new_rng
 
 
@@ -32,17 +39,64 @@ def lore_test(
     source: str = "auto",
     seed: int = 0,
     user_name: str = "User",
+    chat: Sequence[ChatMessage] | None = None,
 ) -> LoreTest:
-    """Activate the card's lore (or the world files) for ``text`` as this turn's input."""
+    """Activate the card's lore (or the world files) for ``text`` as this turn's input.
+
+    With ``chat`` (a SillyTavern chat's messages) the whole chat is scanned as SillyTavern
+    would have scanned it (``scan_chat``), ``text`` (if any) as the newest message."""
     selection = select_lore(card, worlds, source)
-    result = activate(
-        selection.entries,
-        user_input=text,
-        settings=LoreSettings.from_dict(lore),
-        rng=new_rng(seed),
-        context=ScanContext(user_name=user_name, char_name=card.name),
-    )
+    settings = LoreSettings.from_dict(lore)
+    context = ScanContext(user_name=user_name, char_name=card.name)
+    if chat is None:
+        result = activate(
+            selection.entries,
+            user_input=text,
+            settings=settings,
+            rng=new_rng(seed),
+            context=context,
+        )
+    else:
+        result = scan_chat(selection.entries, chat, text, settings, context, seed)
     return LoreTest(result, [*selection.skipped, *result.problems])
+
+
+def generation_points(messages: Sequence[ChatMessage]) -> list[int]:
+    """The chat lengths at which SillyTavern scanned: after each user message (it then
+    generated the reply), and the whole chat last."""
+    points = [n for n in range(1, len(messages)) if messages[n - 1].is_user]
+    return [*points, len(messages)] if messages else [0]
+
+
+def scan_chat(
+    entries: Sequence[LoreEntry],
+    chat: Sequence[ChatMessage],
+    text: str,
+    settings: LoreSettings,
+    context: ScanContext,
+    seed: int = 0,
+) -> ActivationResult:
+    """The activation at the end of ``chat`` (``text``, if any, appended as the user's newest
+    message), with sticky, cooldown and delay carried through every earlier generation on
+    SillyTavern's clock (the number of messages)."""
+    messages = [message for message in chat if not message.is_system]
+    if text.strip():
+        messages.append(ChatMessage(name=context.user_name, is_user=True, mes=text))
+    timed = TimedEffects()
+    result: ActivationResult | None = None
+    for length in generation_points(messages):
+        result = activate(
+            entries,
+            history=messages[:length],
+            settings=settings,
+            rng=new_rng(seed),
+            timed=timed,
+            clock=length,
+            context=context,
+        )
+        timed = result.timed
+    assert result is not None
+    return result
 
 
 def report_dict(result: ActivationResult) -> dict[str, list[dict[str, Any]]]:

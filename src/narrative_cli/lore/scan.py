@@ -19,7 +19,7 @@ from narrative_cli.lore.groups import GroupContext, filter_groups
 from narrative_cli.lore.index import LoreIndex, Prepared
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.lore.timed import ActiveEffects
-from narrative_cli.tokens import estimate_tokens
+from narrative_cli.tokens import token_parts, tokens_of_parts
 
 if TYPE_CHECKING:
     from narrative_cli.lore.engine import Rules
@@ -66,7 +66,7 @@ class Scan:
         levels = list(self.index.levels)
         level = levels.pop(0) if levels else 0
         state = ScanState.INITIAL
-        recursion_tokens = 0
+        recursion_parts = (0, 0)  # token_parts of every recursion text so far, each + "\n"
         limit = self.settings.max_recursion_steps
         last = ScanState.NONE
         while state is not ScanState.NONE and not (limit and self.steps >= limit):
@@ -76,7 +76,7 @@ class Scan:
             fresh = state is not ScanState.RECURSION or last is ScanState.MIN_ACTIVATIONS
             last = state
             found = self._search(state, level, fresh)
-            admitted = self._admit(found, state, recursion_tokens)
+            admitted = self._admit(found, state, tokens_of_parts(*recursion_parts))
             state, level = self._next_state(state, admitted, levels, level)
             if state is not ScanState.NONE:
                 text = "\n".join(
@@ -84,7 +84,8 @@ class Scan:
                 )
                 if text:
                     self.buffer.add_recursion(text)
-                    recursion_tokens += estimate_tokens(text + "\n")
+                    cjk, other = token_parts(text + "\n")
+                    recursion_parts = (recursion_parts[0] + cjk, recursion_parts[1] + other)
 
     def _candidates(self, state: ScanState, fresh: bool) -> list[int]:
         """Ranks worth a detailed look: always-evaluated, sticky, and key prefilter hits.
@@ -159,7 +160,7 @@ class Scan:
             if not (why.endswith("earlier step") and item.rank in self.rejected):
                 self.rejected[item.rank] = why  # keep why it lost the group in the first place
         budget = self.settings.budget
-        pass_tokens = 0
+        cjk = other = 0  # token_parts of this pass's text: SillyTavern counts it joined
         admitted: list[Prepared] = []
         for item in new:
             entry = item.entry
@@ -168,8 +169,10 @@ class Scan:
                 continue
             if not self._roll(item):
                 continue
-            tokens = estimate_tokens(self._content(item) + "\n")
-            pass_tokens += tokens
+            parts = token_parts(self._content(item) + "\n")
+            tokens = tokens_of_parts(*parts)
+            cjk, other = cjk + parts[0], other + parts[1]
+            pass_tokens = tokens_of_parts(cjk, other)
             if not entry.ignore_budget and recursion_tokens + pass_tokens >= budget:
                 self.overflowed = True
                 total = recursion_tokens + pass_tokens

@@ -1,14 +1,13 @@
 """Global lore settings: SillyTavern's ``world_info_*`` values, new-user defaults (compat §3.1).
 
-Defaults are those of the ``settings.json`` SillyTavern ships to a new user (recursive scanning
-and whole-word matching on), with two choices of our own:
+Defaults are those of the ``settings.json`` SillyTavern ships to a new user (scan depth 2,
+recursive scanning and whole-word matching on, character lore first), with one choice of our own:
 
-- ``depth`` (``world_info_depth``) is ``None``: scan every message of the window the caller
-  passes, which is the design's match text (the planning window's turns, the state summary and
-  the current input). Set a number to scan only that many newest messages, as SillyTavern does
-  (its default is 2). Per-entry ``scanDepth`` always applies.
+- ``depth`` (``world_info_depth``) is 2: the two newest messages, as in SillyTavern. ``None``
+  scans every message the caller passes. Per-entry ``scanDepth`` always applies.
 - ``max_context`` is the prompt size the budget percentage applies to; SillyTavern takes it
-  from the connected model. The pipeline should set it from the profile's context window.
+  from the connected model, which we do not know for remote profiles: 32,768 unless the
+  ``lore:`` config sets it (docs/lore-fidelity.md).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ MAX_SCAN_DEPTH = 1000
 class LoreSettings:
     """How lore is scanned, budgeted and recursed."""
 
-    depth: int | None = None
+    depth: int | None = 2
     budget_percent: int = 25
     budget_cap: int = 0
     include_names: bool = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from narrative_cli.domain import RegexScript
 
@@ -37,7 +38,7 @@ def _no_macros(text: str) -> str:
 @dataclass(frozen=True)
 class _Compiled:
     script: RegexScript
-    pattern: re.Pattern[str]
+    pattern: Any  # a regex.Pattern: it can stop at a time limit
     count: int  # 0 = every match (the g flag), 1 = the first only
 
 
@@ -49,6 +50,7 @@ class RegexDisplay:
     macros: Macros = _no_macros
     problems: list[str] = field(default_factory=list)
     _compiled: list[_Compiled] = field(default_factory=list, repr=False)
+    _slow: list[_Compiled] = field(default_factory=list, repr=False)  # timed out: skipped
 
     def __post_init__(self) -> None:
         for script in self.scripts:
@@ -95,7 +97,23 @@ class RegexDisplay:
 
             return self.macros(_GROUP_REF.sub(group, template))
 
-        return compiled.pattern.sub(substitute, text, count=compiled.count)
+        from narrative_cli.lore.jsregex import TIME_LIMIT
+
+        if compiled in self._slow:
+            return text
+        try:
+            result: str = compiled.pattern.sub(
+                substitute, text, count=compiled.count, timeout=TIME_LIMIT
+            )
+        except TimeoutError:
+            self._slow.append(compiled)
+            name = script.script_name or script.find_regex
+            self.problems.append(
+                f"regex script {name!r}: ran longer than {TIME_LIMIT * 1000:.0f} ms and is "
+                "skipped from now on"
+            )
+            return text
+        return result
 
     def _compile(self, script: RegexScript) -> _Compiled | None:
         from narrative_cli.load.regex import regex_problem, split_find_regex
