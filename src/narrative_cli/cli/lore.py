@@ -1,4 +1,4 @@
-"""``narrative lore test``: which lore entries a text activates, why, and where each goes."""
+"""``narrative lore test|check|lint``: author tools for lorebooks (the logic lives in lore/)."""
 
 from __future__ import annotations
 
@@ -85,3 +85,52 @@ def lore_test_command(
     from narrative_cli.ui.lore_view import render_lore_test
 
     render_lore_test(outcome.result, outcome.problems)
+
+
+@lore_app.command("check")
+def lore_check_command(
+    suite: Annotated[Path, typer.Argument(help="A lore test suite (YAML): card, cases.")],
+) -> None:
+    """Run a world-book test suite: exit 1 if any case fails, 2 if the suite is malformed."""
+    from narrative_cli.cli.errors import user_errors
+    from narrative_cli.lore.suite import check_suite
+
+    with user_errors():
+        results = check_suite(suite)
+    failed = [result for result in results if not result.ok]
+    for result in results:
+        typer.echo(f"{'ok  ' if result.ok else 'FAIL'} {result.name}")
+        for failure in result.failures:
+            typer.echo(f"     {failure}")
+    typer.echo(f"{len(results) - len(failed)} of {len(results)} cases passed")
+    if failed:
+        raise typer.Exit(1)
+
+
+@lore_app.command("lint")
+def lore_lint_command(
+    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
+    lorebook: Annotated[
+        list[Path] | None, typer.Option("--lorebook", help="World file to lint too (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Find entries that can never fire, duplicates, budget and whole-word problems, and show
+    each entry's token cost. Exit 1 when an entry has an error, 2 on bad input."""
+    from narrative_cli.cli.errors import user_errors
+    from narrative_cli.config import load_settings
+    from narrative_cli.load import load_card, load_lorebook
+    from narrative_cli.lore.lint import lint_card, report_json, report_lines
+
+    with user_errors():
+        settings = load_settings()
+        report = lint_card(
+            load_card(card), [load_lorebook(path) for path in lorebook or []], settings.lore
+        )
+    lines = [json.dumps(report_json(report), ensure_ascii=False, indent=2)] if as_json else (
+        report_lines(report)
+    )
+    for line in lines:
+        typer.echo(line)
+    if report.errors:
+        raise typer.Exit(1)

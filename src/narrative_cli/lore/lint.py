@@ -1,0 +1,252 @@
+"""``narrative lore lint``: what is wrong with a lorebook before anyone plays it.
+
+Findings, each with a level: ``error`` (an entry that can never fire: no usable key, a regex
+we cannot run, contradictory secondary logic), ``warning`` (a ``/…/`` key JavaScript would not
+compile, so it is plain text; duplicates; constant entries past the token budget; keys that
+whole-word matching never finds in the card's own Chinese text; fields SillyTavern would not
+read), and per entry its token cost and whether it keeps a cached prompt prefix stable.
+``lore lint`` exits 1 when there is an error, 0 otherwise (2: bad input).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.domain import (
+    LOGIC_AND_ALL,
+    LOGIC_AND_ANY,
+    LOGIC_NOT_ALL,
+    LOGIC_NOT_ANY,
+    POSITION_AT_DEPTH,
+    Card,
+    Lorebook,
+    LoreEntry,
+)
+from narrative_cli.lore.index import Prepared, build_index, sort_entries, st_decorators
+from narrative_cli.lore.matcher import Key, find_word
+from narrative_cli.lore.routing import classify, formatting_kind
+from narrative_cli.lore.settings import LoreSettings
+from narrative_cli.tokens import token_parts, tokens_of_parts
+
+ERROR, WARNING = "error", "warning"
+_KNOWN_LOGIC = (LOGIC_AND_ANY, LOGIC_NOT_ALL, LOGIC_NOT_ANY, LOGIC_AND_ALL)
+
+
+@dataclass
+class Finding:
+    level: str
+    entry: LoreEntry | None
+    message: str
+
+    def line(self) -> str:
+        entry = self.entry
+        where = f"entry {entry.uid} ({entry.comment or 'no title'}): " if entry else ""
+        return f"{self.level}: {where}{self.message}"
+
+
+@dataclass
+class Cost:
+    entry: LoreEntry
+    tokens: int
+    route: str
+    prefix: str  # stable (same every turn) | changes (comes and goes) | tail (near the end) | -
+
+
+@dataclass
+class LintReport:
+    findings: list[Finding] = field(default_factory=list)
+    costs: list[Cost] = field(default_factory=list)
+    budget: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.level == ERROR)
+
+
+def lint(entries: Sequence[LoreEntry], settings: LoreSettings, texts: Sequence[str] = ()
+         ) -> LintReport:
+    """Lint ``entries``; ``texts`` are the card's own texts (for the whole-word check)."""
+    report = LintReport(budget=settings.budget)
+    index = build_index(entries, settings)
+    prepared = {id(item.entry): item for item in index.entries}
+    corpus = "\n".join([*texts, *(e.content for e in entries)]).lower()
+    for entry in entries:
+        if formatting_kind(entry) is not None:
+            continue
+        item = prepared.get(id(entry))
+        if item is None:
+            continue
+        _shape(report, entry)
+        _keys(report, item)
+        if not entry.disabled:
+            _never_fires(report, item)
+            _whole_words(report, item, corpus)
+        report.costs.append(_cost(entry))
+    _duplicates(report, entries)
+    _constant_budget(report, entries, settings)
+    return report
+
+
+def _shape(report: LintReport, entry: LoreEntry) -> None:
+    for name in ("key", "keysecondary"):
+        if name in entry.extra:
+            report.findings.append(Finding(WARNING, entry, f"'{name}' is not a list "
+                                           f"({entry.extra[name]!r}): SillyTavern never reads it"))
+    if "position" in entry.extra:
+        report.findings.append(Finding(WARNING, entry, f"'position' {entry.extra['position']!r} "
+                                       "is not a number: SillyTavern inserts the entry nowhere"))
+
+
+def _keys(report: LintReport, item: Prepared) -> None:
+    for key in [*item.primary, *(k for k in item.secondary if k is not None)]:
+        if key.problem:
+            report.findings.append(Finding(ERROR, item.entry, f"{key.problem}: it never matches"))
+        elif key.note:
+            report.findings.append(Finding(WARNING, item.entry, key.note))
+
+
+def _never_fires(report: LintReport, item: Prepared) -> None:
+    entry = item.entry
+    if entry.constant or "@@activate" in item.decorators:
+        return
+    if "@@dont_activate" in st_decorators(entry.decorators):
+        report.findings.append(Finding(WARNING, entry, "@@dont_activate: it never fires"))
+        return
+    usable = [key for key in item.primary if not key.problem]
+    if not usable:
+        why = "it has no keys" if not entry.keys else "no key is usable (empty after trimming)"
+        report.findings.append(Finding(ERROR, entry, f"never fires: {why} and it is not constant"))
+        return
+    if not item.has_secondary:
+        return
+    logic = entry.selective_logic
+    if logic not in _KNOWN_LOGIC:
+        report.findings.append(Finding(ERROR, entry, f"never fires: selectiveLogic {logic!r} is "
+                                       "not 0–3 (SillyTavern compares it with ===)"))
+        return
+    primary = {_plain(key) for key in usable}
+    secondary = {_plain(key) for key in item.secondary if key is not None}
+    if logic == LOGIC_NOT_ANY and primary <= secondary:
+        report.findings.append(Finding(ERROR, entry, "never fires: NOT ANY excludes every "
+                                       "primary key (each is also a secondary key)"))
+    elif logic == LOGIC_NOT_ALL and len(primary) == 1 and secondary == primary:
+        report.findings.append(Finding(ERROR, entry, "never fires: NOT ALL of its own "
+                                       "primary key"))
+    elif logic in (LOGIC_AND_ANY, LOGIC_AND_ALL) and not any(
+        key is not None for key in item.secondary
+    ):
+        report.findings.append(Finding(ERROR, entry, "never fires: every secondary key is "
+                                       "empty, so the AND logic cannot hold"))
+
+
+def _plain(key: Key) -> str:
+    return key.raw if key.regex is not None else key.text
+
+
+def _whole_words(report: LintReport, item: Prepared, corpus: str) -> None:
+    for key in item.primary:
+        if not key.whole_word or key.regex is not None or not key.text:
+            continue
+        needle = key.text.lower()
+        count = corpus.count(needle)
+        if count and not find_word(corpus, needle):
+            at = corpus.find(needle)
+            sample = corpus[max(0, at - 6): at + len(needle) + 6].replace("\n", " ")
+            report.findings.append(Finding(
+                WARNING, item.entry,
+                f"key {key.raw!r} occurs {count} times in the card's text but always glued to "
+                f"a letter, digit or _ (…{sample}…): whole-word matching never finds it; "
+                "turn off matchWholeWords for this entry"))
+
+
+def _cost(entry: LoreEntry) -> Cost:
+    tokens = tokens_of_parts(*token_parts(entry.content))
+    route = classify(entry).name
+    if route in ("disabled", "unrouted"):
+        prefix = "-"
+    elif entry.constant and not (entry.sticky or entry.cooldown or entry.delay):
+        prefix = "stable"
+    elif entry.position == POSITION_AT_DEPTH and entry.depth <= 4:
+        prefix = "tail"
+    else:
+        prefix = "changes"
+    return Cost(entry, tokens, route, prefix)
+
+
+def _duplicates(report: LintReport, entries: Sequence[LoreEntry]) -> None:
+    by_content: dict[str, list[LoreEntry]] = defaultdict(list)
+    for entry in entries:
+        if entry.content.strip() and formatting_kind(entry) is None:
+            by_content[entry.content.strip()].append(entry)
+    for group in by_content.values():
+        for twin in group[1:]:
+            first = group[0]
+            where = f" of {first.source}" if first.source != twin.source else ""
+            report.findings.append(Finding(WARNING, twin, f"same content as entry {first.uid}"
+                                           f"{where} ({first.comment or 'no title'})"))
+
+
+def _constant_budget(report: LintReport, entries: Sequence[LoreEntry],
+                     settings: LoreSettings) -> None:
+    """Constants in priority order, counted like SillyTavern: past the budget they drop."""
+    cjk = other = 0
+    for index in sort_entries(entries, settings.character_strategy):
+        entry = entries[index]
+        if not entry.constant or entry.disabled or entry.ignore_budget:
+            continue
+        if formatting_kind(entry) is not None:
+            continue
+        parts = token_parts(entry.content + "\n")
+        cjk, other = cjk + parts[0], other + parts[1]
+        total = tokens_of_parts(cjk, other)
+        if total >= settings.budget:
+            report.findings.append(Finding(
+                WARNING, entry, f"constant, but the constants before it and it reach {total} "
+                f"tokens of the {settings.budget}-token budget: it (and keyword entries after "
+                "it) will not fit"))
+
+
+
+def lint_card(card: Card, worlds: Sequence[Lorebook], lore: dict[str, Any] | None = None
+              ) -> LintReport:
+    """Lint the card's book and the world files with the configured lore settings."""
+    entries = [*(card.character_book.entries if card.character_book else [])]
+    for world in worlds:
+        entries.extend(world.entries)
+    texts = [card.description, card.personality, card.scenario, card.first_mes,
+             *card.alternate_greetings, card.mes_example]
+    return lint(entries, LoreSettings.from_dict(lore), texts)
+
+
+def report_lines(report: LintReport) -> list[str]:
+    """The findings, then a cost table, then a one-line summary."""
+    lines = [finding.line() for finding in report.findings]
+    if report.costs:
+        lines.append("")
+        lines.append(f"{'uid':>6} {'tokens':>6}  {'route':<11} {'prefix':<8} title")
+        for cost in report.costs:
+            lines.append(f"{cost.entry.uid!s:>6} {cost.tokens:>6}  {cost.route:<11} "
+                         f"{cost.prefix:<8} {cost.entry.comment}")
+    warnings = len(report.findings) - report.errors
+    lines.append(f"{report.errors} errors, {warnings} warnings, {len(report.costs)} entries, "
+                 f"budget {report.budget} tokens")
+    return lines
+
+
+def report_json(report: LintReport) -> dict[str, Any]:
+    return {
+        "findings": [
+            {"level": f.level, "uid": f.entry.uid if f.entry else None,
+             "comment": f.entry.comment if f.entry else "", "message": f.message}
+            for f in report.findings
+        ],
+        "entries": [
+            {"uid": c.entry.uid, "comment": c.entry.comment, "tokens": c.tokens,
+             "route": c.route, "prefix": c.prefix}
+            for c in report.costs
+        ],
+        "budget": report.budget,
+    }
