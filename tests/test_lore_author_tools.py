@@ -109,7 +109,8 @@ def test_a_chat_file_carries_sticky_entries_across_its_turns(tmp_path: Path) -> 
 @pytest.mark.parametrize(("cases", "extra", "message"), [
     ([{"name": "x", "fires": ["King"]}], {}, "case 1 (x): give 'text', 'chat' or 'messages'"),
     ([{"name": "x", "text": "a"}], {}, "case 1 (x): say what should happen"),
-    ([{"name": "x", "text": "a", "fires": ["Queen"]}], {}, "no entry is titled or numbered 'Queen'"),
+    ([{"name": "x", "text": "a", "fires": ["Queen"]}], {},
+     "no entry is titled or numbered 'Queen'"),
     ([{"name": "x", "text": "a", "fires": ["King"], "position": {"King": "top"}}], {},
      "position of 'King': 'top' is not one of"),
     ([{"name": "x", "text": "a", "fires": "King"}], {}, "'fires' must be a list"),
