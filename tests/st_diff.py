@@ -606,6 +606,12 @@ def st_bug_cases() -> list[dict[str, Any]]:
          "world": _world([_one(0, group="a,b", groupOverride=True, order=50),
                           _one(1, group="a", groupOverride=True, order=10)]),
          "chat": chat},
+        # Our choice (docs/lore-fidelity.md): formatting entries never take prompt budget
+        {"id": "choice-formatting-budget", "family": "st_bug", "settings": {"budget_cap": 40},
+         "world": _world([_one(0, comment="[mvu_update] rules", constant=True, order=200,
+                               content="update the variables " * 8),
+                          _one(1, content="The king is here. " * 6, order=100)]),
+         "chat": chat},
         {"id": "bug-empty-key-score", "family": "st_bug", "settings": {"use_group_scoring": True},
          "world": _world([_one(0, key=["king", ""], group="g", content="A"),
                           _one(1, key=["king", "castle"], group="g", content="B"),
