@@ -512,6 +512,51 @@ def generate_cases(seed: int, per_family: int) -> list[dict[str, Any]]:
     return cases
 
 
+REAL_BOOKS = [
+    "zh/nun-ninja-anime.png", "zh/nun-ninja-world.json", "zh/ai-v3.json", "st/eldoria-1.18.json",
+    "st/seraphina-1.18.png", "en/long-reclamation-world.json", "en/sakana-v2-book.png",
+    "en/megumin-v1.png", "mvu/magvar-riri-mvu-update.png",
+]
+
+
+def real_cases(per_book: int) -> list[dict[str, Any]]:
+    """Real cards and world files (../shared/fixtures), their formatting entries set aside
+    (our documented choice), scanned over chats made of their own keys and contents."""
+    from narrative_cli.load import load_card, load_lorebook
+    from narrative_cli.load.lorebooks import world_to_dict
+    from narrative_cli.lore.routing import formatting_kind
+
+    fixtures = ROOT.parent / "shared" / "fixtures"
+    cases = []
+    for name in REAL_BOOKS:
+        path = fixtures / name
+        if not path.is_file():
+            continue
+        if path.suffix == ".png" or name.endswith("ai-v3.json"):
+            book = load_card(path).character_book
+        else:
+            book = load_lorebook(path)
+        if book is None:
+            continue
+        book.entries = [e for e in book.entries if formatting_kind(e) is None]
+        world = json.loads(json.dumps(world_to_dict(book), ensure_ascii=False, default=str))
+        words = [k for e in book.entries for k in e.keys if k.strip()] or ["x"]
+        texts = [e.content[:200] for e in book.entries if e.content] or ["x"]
+        rng = random.Random(f"real:{name}")
+        for index in range(per_book):
+            chat = []
+            for i in range(6):
+                parts = [rng.choice(texts)[: rng.randint(10, 80)]]
+                for _ in range(rng.randint(0, 2)):
+                    parts.append(rng.choice(words))
+                chat.append({"name": "User" if i % 2 else "Mara", "is_user": bool(i % 2),
+                             "mes": " ".join(parts)})
+            cases.append({"id": f"real-{Path(name).stem}-{index}", "family": "real",
+                          "world": world, "chat": chat, "turns": [2, 4, 6],
+                          "settings": {"depth": rng.choice([2, 2, 4])}})
+    return cases
+
+
 def _chat_of(*messages: str) -> list[dict[str, Any]]:
     return [{"name": "User" if i % 2 else "Mara", "is_user": bool(i % 2), "mes": m}
             for i, m in enumerate(messages)]
@@ -628,7 +673,7 @@ def main() -> None:  # pragma: no cover - a report for humans
     parser.add_argument("--per-family", type=int, default=100)
     parser.add_argument("--show", type=int, default=5)
     args = parser.parse_args()
-    cases = generate_cases(args.seed, args.per_family) + edge_cases()
+    cases = generate_cases(args.seed, args.per_family) + edge_cases() + real_cases(10)
     report = agreement(cases, run_oracle(cases))
     total = [0, 0]
     for family, (good, count) in report["table"].items():

@@ -113,9 +113,9 @@ def test_charx_without_card_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("entry", "problem"), [
-    ({"key": 5}, "entry 0: 'key' must be a list of strings, got number"),
+    ({"key": [{}]}, "entry 0: 'key' must be a list of strings, but holds an object"),
     ({"content": {"text": "x"}}, "entry 0: 'content' must be text, got object"),
-    ({"position": "middle"}, "entry 0: 'position' must be a number, got string"),
+    ({"order": "first"}, "entry 0: 'order' must be a number, got string"),
 ])
 def test_lorebook_entries_with_wrong_types(tmp_path: Path, entry: dict[str, object],
                                            problem: str) -> None:

@@ -32,6 +32,7 @@ PER_FAMILY = int(os.environ.get("NARRATIVE_DIFF_CASES", "40"))
 @pytest.fixture(scope="module")
 def generated() -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     cases = st_diff.generate_cases(16, PER_FAMILY) + st_diff.edge_cases() + st_diff.st_bug_cases()
+    cases += st_diff.real_cases(max(1, PER_FAMILY // 10))
     return cases, st_diff.run_oracle(cases)
 
 
@@ -41,7 +42,7 @@ def test_every_family_agrees_with_sillytavern(
     cases, oracle = generated
     compared = [case for case in cases if case["family"] != "st_bug"]
     report = st_diff.agreement(compared, oracle)
-    assert set(report["table"]) == {*st_diff.FAMILIES, "edge"}
+    assert set(report["table"]) >= {*st_diff.FAMILIES, "edge"}
     shown = "\n".join(f"{cid}: {'; '.join(diff)}" for cid, diff in report["failures"][:10])
     assert not report["failures"], shown
 
