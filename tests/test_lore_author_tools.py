@@ -162,6 +162,7 @@ def test_lint_finds_entries_that_can_never_fire_and_exits_1(tmp_path: Path) -> N
         world_entry(7, ["queen"], "contradiction"),
         world_entry(8, ["x"], "big " * 400, constant=True),
         world_entry(9, ["x"], "big " * 400, constant=True),
+        world_entry(10, ["/(a+)+$/"], "slow"),
     ])
     home = tmp_path / "home"
     home.mkdir()
@@ -180,7 +181,8 @@ def test_lint_finds_entries_that_can_never_fire_and_exits_1(tmp_path: Path) -> N
     assert "warning: entry 6 (entry 6): key 'hp' occurs 2 times" in out
     assert "warning: entry 7 (entry 7): same content as entry 4" in out
     assert "warning: entry 9 (entry 9): same content as entry 8" in out
-    assert "5 errors, 5 warnings, 10 entries" in out  # entry 2 (no list) is also an error
+    assert "warning: entry 10 (entry 10): regex /(a+)+$/ repeats a repetition" in out
+    assert "5 errors, 6 warnings, 11 entries" in out  # entry 2 (no list) is also an error
 
 
 def test_lint_reports_constants_past_the_budget(tmp_path: Path) -> None:

@@ -36,7 +36,6 @@ MATCH_FLAGS = {
     "matchScenario": "scenario",
     "matchCreatorNotes": "creator_notes",
 }
-POSITION_NAMES = {"before_char": 0, "after_char": 1, "at_depth": 4}
 
 WORLD_FIELDS = frozenset({
     "uid", "key", "keysecondary", "comment", "content", "constant", "vectorized", "selective",

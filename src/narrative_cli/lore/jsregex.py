@@ -47,7 +47,6 @@ _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
 _INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[):]")
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 
-_JS_LETTER_ESCAPES = frozenset("bBdDwWsStnvfrxupPk")
 _CLASS_ESCAPES = {"d": "0-9", "w": _WORD, "s": JS_WHITESPACE}
 _OUTSIDE_ESCAPES = {
     "d": "[0-9]",

@@ -26,6 +26,7 @@ from narrative_cli.domain import (
     LoreEntry,
 )
 from narrative_cli.lore.index import Prepared, build_index, sort_entries, st_decorators
+from narrative_cli.lore.jsregex import TIME_LIMIT, nested_quantifier
 from narrative_cli.lore.matcher import Key, find_word
 from narrative_cli.lore.routing import classify, formatting_kind
 from narrative_cli.lore.settings import LoreSettings
@@ -106,6 +107,10 @@ def _keys(report: LintReport, item: Prepared) -> None:
             report.findings.append(Finding(ERROR, item.entry, f"{key.problem}: it never matches"))
         elif key.note:
             report.findings.append(Finding(WARNING, item.entry, key.note))
+        elif key.regex is not None and nested_quantifier(key.regex.source):
+            report.findings.append(Finding(
+                WARNING, item.entry, f"regex {key.raw} repeats a repetition (like (a+)+): it can "
+                f"take exponential time; past {TIME_LIMIT * 1000:.0f} ms a scan skips it"))
 
 
 def _never_fires(report: LintReport, item: Prepared) -> None:
