@@ -430,3 +430,28 @@ def test_empty_windows_are_allowed(scripted_server: ScriptedServer) -> None:
     assert result.snapshot.windows == {"planning": 2, "writing": 2}
     planning = message(requests_of(scripted_server, "planning")[0], "user")
     assert block(planning, "recent_turns") is None
+
+
+def test_a_catastrophic_regex_key_is_warned_once_and_the_turn_goes_on(
+    scripted_server: ScriptedServer,
+) -> None:
+    """Issue #13 item 9: a lore regex that runs out of time is named with its entry, then
+    skipped for the rest of the session; the turn is not held up."""
+    from narrative_cli.domain import LoreEntry
+
+    lantern_script().install(scripted_server)
+    story = lantern(scripted_server)
+    story.entries = [*story.entries, LoreEntry(
+        uid=99, keys=["/(a|aa)+$/"], content="never", comment="slow key", position=1,
+        source="card",
+    )]
+    backends = backends_for(scripted_server)
+    first = run_turn(story, "I trim the wick. " + "a" * 40 + "b", backends)
+    [warning] = [w for w in first.warnings if "slow key" in w]
+    assert warning.startswith("entry 99 (slow key): regex /(a|aa)+$/ ran longer than 50 ms")
+    assert "skipped from now on" in warning
+    assert first.narrative == LAMP_STORY
+    story.advance(first)
+    lantern_script().install(scripted_server)
+    second = run_turn(story, "a" * 40 + "b", backends)
+    assert not [w for w in second.warnings if "slow key" in w]

@@ -104,6 +104,7 @@ class ActivationResult:
     rejected: list[Rejection]
     timed: TimedEffects
     problems: list[str] = field(default_factory=list)
+    timeouts: list[str] = field(default_factory=list)  # regex keys that ran out of time now
     budget: int = 0
     tokens: int = 0
     steps: int = 0
@@ -159,6 +160,7 @@ def activate(
         ],
         timed=timed,
         problems=[*index.problems, *rules.timeouts],
+        timeouts=list(rules.timeouts),
         budget=settings.budget,
         tokens=scan.tokens,
         steps=scan.steps,

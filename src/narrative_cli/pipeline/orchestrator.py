@@ -174,6 +174,8 @@ def _lore_stage(state: TurnState) -> None:
             context=context,
         )
         state.lore, state.timed = result, result.timed
+        for problem in result.timeouts:  # a user regex that ran out of time: skipped from now on
+            state.warn("lore", problem)
         state.routed = routed_lore(result)
         scan = "\n".join([*texts, state.user_input])
         _activate_formatting(state, scan, settings)
