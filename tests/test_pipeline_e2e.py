@@ -455,3 +455,23 @@ def test_a_catastrophic_regex_key_is_warned_once_and_the_turn_goes_on(
     lantern_script().install(scripted_server)
     second = run_turn(story, "a" * 40 + "b", backends)
     assert not [w for w in second.warnings if "slow key" in w]
+
+
+@pytest.mark.parametrize(("greeting", "fires"), [(True, True), (False, False)])
+def test_delay_counts_the_chat_s_messages_like_sillytavern(
+    scripted_server: ScriptedServer, greeting: bool, fires: bool
+) -> None:
+    """Issue #16 class 8: turn 1 scans 2 messages after a greeting, 1 without one; an entry
+    with ``delay: 2`` waits for 2 messages."""
+    from narrative_cli.domain import LoreEntry
+
+    lantern_script().install(scripted_server)
+    story = lantern(scripted_server)
+    if not greeting:
+        story.history = [turn for turn in story.history if turn.number != 0]
+    story.entries = [*story.entries, LoreEntry(
+        uid=98, keys=["wick"], content="delayed", comment="delayed", position=1, delay=2,
+        source="card",
+    )]
+    result = run_turn(story, "I trim the wick.", backends_for(scripted_server))
+    assert any(item["uid"] == 98 for item in result.lore) is fires

@@ -170,7 +170,7 @@ def _lore_stage(state: TurnState) -> None:
             settings=settings,
             rng=state.rng,
             timed=state.timed,
-            turn=state.number,
+            clock=_message_clock(story, state.number),
             context=context,
         )
         state.lore, state.timed = result, result.timed
@@ -179,6 +179,13 @@ def _lore_stage(state: TurnState) -> None:
         state.routed = routed_lore(result)
         scan = "\n".join([*texts, state.user_input])
         _activate_formatting(state, scan, settings)
+
+
+def _message_clock(story: Story, number: int) -> int:
+    """SillyTavern's timed-effect clock: the chat's messages when turn ``number`` is scanned
+    (the greeting, two per earlier turn, this input); one fewer without a greeting."""
+    has_greeting = any(turn.number == 0 for turn in story.history)
+    return 2 * number - (0 if has_greeting else 1)
 
 
 def _scan_sources(story: Story) -> dict[str, str]:
