@@ -87,9 +87,15 @@ def lore_test_command(
     render_lore_test(outcome.result, outcome.problems)
 
 
-@lore_app.command("check")
+@lore_app.command(
+    "check",
+    cls=NarrativeCommand,
+    epilog=example("narrative lore check sample_cards/lantern-keeper.lore-tests.yaml"),
+)
 def lore_check_command(
-    suite: Annotated[Path, typer.Argument(help="A lore test suite (YAML): card, cases.")],
+    suite: Annotated[
+        Path, typer.Argument(metavar="SUITE", help="A lore test suite (YAML): card, cases.")
+    ],
 ) -> None:
     """Run a world-book test suite: exit 1 if any case fails, 2 if the suite is malformed."""
     from narrative_cli.cli.errors import user_errors
@@ -107,11 +113,18 @@ def lore_check_command(
         raise typer.Exit(1)
 
 
-@lore_app.command("lint")
+@lore_app.command(
+    "lint",
+    cls=NarrativeCommand,
+    epilog=example("narrative lore lint sample_cards/lantern-keeper.png"),
+)
 def lore_lint_command(
-    card: Annotated[Path, typer.Argument(help="Character card: PNG, JSON or CHARX.")],
+    card: Annotated[
+        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+    ],
     lorebook: Annotated[
-        list[Path] | None, typer.Option("--lorebook", help="World file to lint too (repeatable).")
+        list[Path] | None,
+        typer.Option("--lorebook", metavar="FILE", help="World file to lint too (repeatable)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -127,9 +140,12 @@ def lore_lint_command(
         report = lint_card(
             load_card(card), [load_lorebook(path) for path in lorebook or []], settings.lore
         )
-    lines = [json.dumps(report_json(report), ensure_ascii=False, indent=2)] if as_json else (
-        report_lines(report)
-    )
+    if as_json:
+        import json
+
+        lines = [json.dumps(report_json(report), ensure_ascii=False, indent=2)]
+    else:
+        lines = report_lines(report)
     for line in lines:
         typer.echo(line)
     if report.errors:
