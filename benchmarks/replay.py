@@ -110,7 +110,7 @@ def around(values: list[float], turn: int) -> float:
 
 def prompt_tokens(run: ReplayRun, turn: int) -> int:
     record = run.outcomes[0].records[turn - 1]
-    return sum(int(usage.get("prompt_tokens") or 0) for usage in record["usage"].values())
+    return sum(usage.prompt_tokens for usage in record.usage.agents.values())
 
 
 def main() -> None:

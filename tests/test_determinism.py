@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.pipeline.orchestrator import run_turn
-from narrative_cli.pipeline.story import Story, TurnResult, open_story
+from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnResult, open_story
 from narrative_cli.pipeline.trace import TraceWriter, read_calls
 
 from .pipeline_support import (
@@ -96,7 +96,7 @@ def test_recorded_replies_reproduce_every_prompt_and_snapshot(tmp_path: Path) ->
     assert not recorded
     assert [r.snapshot.to_dict() for r in again] == [r.snapshot.to_dict() for r in first]
     assert [_stable(r) for r in again] == [_stable(r) for r in first]
-    dice = [r.tool_results[0]["text"] for r in first]
+    dice = [r.tool_results[0].text for r in first]
     assert all(line.startswith("Check: 2d6+1 = [") for line in dice)
 
 
@@ -107,7 +107,7 @@ def test_another_seed_changes_the_rolls_but_not_the_shape(tmp_path: Path) -> Non
         with ScriptedServer() as server:
             Script({"planning": _plan}).install(server)
             results = _play(server, _story(server, card, seed))
-            rolls = [r.tool_results[0]["data"]["rolls"] for r in results]
+            rolls = [r.tool_results[0].data["rolls"] for r in results]
             runs[seed] = (rolls, [request.agent for request in server.requests])
     assert runs[1][0] != runs[2][0]
     assert runs[1][1] == runs[2][1] == ["planning", "writing", "analysis"] * 3
@@ -127,7 +127,8 @@ def test_a_resumed_story_sends_what_the_continuous_one_sends(tmp_path: Path) -> 
 
         resumed_story = _story(server, card, seed=7)
         greeting, record, snapshot = json.loads(json.dumps(stored))
-        resumed_story.restore([greeting, record], snapshot)
+        played = [PlayedTurn.from_record(greeting), PlayedTurn.from_record(record)]
+        resumed_story.restore(played, Snapshot.from_dict(snapshot))
         start = len(server.requests)
         resumed = run_turn(resumed_story, INPUTS[1], backends)
         assert _sent(server)[start:] == continuous_bodies

@@ -120,7 +120,7 @@ def test_the_trpg_card_rolls_every_check_through_the_engine(tmp_path: Path) -> N
                                     store_path=tmp_path / "replay.db"))  # fmt: skip
     replayed = run.outcomes[0]
     assert replayed.status == "done", replayed
-    assert dice_results(replayed.records[0]) == [seen, hidden]
+    assert dice_results(replayed.records[0].to_record()) == [seen, hidden]
 
 
 OUTCOME_ZH = {
@@ -220,8 +220,8 @@ def test_a_regenerated_swipe_replays_with_its_own_dice(lantern: Any, tmp_path: P
                                               store_path=tmp_path / "replay.db"))  # fmt: skip
     replayed = run.outcomes[0]
     assert replayed.status == "done", replayed
-    assert replayed.records[0]["rng_stream"] == 1
-    assert dice_results(replayed.records[0]) == dice_results(chosen.to_record())
+    assert replayed.records[0].rng_stream == 1
+    assert dice_results(replayed.records[0].to_record()) == dice_results(chosen.to_record())
 
 
 def test_a_card_with_check_rules_but_no_dice_tool_gets_the_built_in_one(tmp_path: Path) -> None:

@@ -156,9 +156,9 @@ def test_lantern_turn_result_state_summary_and_variables(scripted_server: Script
     state = result.snapshot.state
     assert state["location"] == "lamp room"
     assert state["time"] == {"day": 1, "hour": 0, "minute": 30}
-    assert [e["type"] for e in result.events_applied] == ["move", "pass_time"]
+    assert [e.type for e in result.events_applied] == ["move", "pass_time"]
     [rejected] = result.events_rejected
-    assert rejected["type"] == "remove_item" and "paraffin" in rejected["reason"]
+    assert rejected.type == "remove_item" and "paraffin" in rejected.reason
     assert result.summary_entries == ["[Turn 1] The apprentice trimmed the wick under Edda's eye."]
 
     keeper = result.snapshot.mvu["keeper"]
@@ -166,7 +166,7 @@ def test_lantern_turn_result_state_summary_and_variables(scripted_server: Script
     # MVU: an array declared [] without the extensible marker takes no new element
     assert result.snapshot.mvu["apprentice"]["tasks_learned"] == []
     assert len(result.mvu_applied) == 1
-    reasons = {p["patch"]: p["reason"] for p in result.mvu_rejected}
+    reasons = {p.patch: p.reason for p in result.mvu_rejected}
     assert list(reasons) == [
         "_.insert('apprentice.tasks_learned', 'trim the wick');//learned",
         "_.set('weather.wind', 'calm');//no such category",
@@ -377,7 +377,7 @@ def test_a_key_typed_this_turn_activates_its_entry_this_turn(
     result = run_turn(lantern(scripted_server), text, backends_for(scripted_server))
     planning = message(requests_of(scripted_server, "planning")[0], "user")
     assert ("worked by a hand crank" in (block(planning, "worldinfo3") or "")) is fires
-    assert any(item["comment"] == "The fog horn" for item in result.lore) is fires
+    assert any(hit.comment == "The fog horn" for hit in result.lore) is fires
 
 
 def test_snapshot_window_starts_match_the_turns_the_next_prompts_show(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from narrative_cli.agents.replies import Plan
 from narrative_cli.agents.templates import LANGS, pick_language, template
 from narrative_cli.context.blocks import Prompt, render_prompt_text
 from narrative_cli.context.expand import apply_macros
@@ -169,7 +170,7 @@ def make_inputs(lang: str = "en", mode: str = "none", turns: int = 10) -> Prompt
         outlets=dict(data["outlets"]),  # type: ignore[call-overload]
         preset=make_preset(data),
         preset_mode=mode,  # type: ignore[arg-type]
-        plan=dict(data["plan"]),  # type: ignore[call-overload]
+        plan=Plan.from_json(data["plan"]),  # type: ignore[arg-type]
         tool_list_text=str(data["tools"]),
         tool_results_text=str(data["tool_results"]),
         dice_in_results=True,  # the result line above is a roll: the writer gets the dice rule

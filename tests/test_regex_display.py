@@ -9,9 +9,10 @@ from narrative_cli.domain import Card, RegexScript
 from narrative_cli.load.regex import load_regex_scripts
 from narrative_cli.play import PlayOptions, PlaySession
 from narrative_cli.play.commands import Dispatcher
+from narrative_cli.regex.scripts import RegexScripts, scripts_for
 from narrative_cli.store import SessionStore
 from narrative_cli.ui.console import captured, recording_consoles
-from narrative_cli.ui.regex_display import RegexDisplay, display_for, terminal_text
+from narrative_cli.ui.html_text import terminal_text
 from narrative_cli.ui.screen import RichScreen
 from tests import servers
 from tests.conftest import fixture_file
@@ -28,30 +29,42 @@ def script(find: str, replace: str, **fields: object) -> RegexScript:
 
 
 def test_markdown_only_script_rewrites_ai_output_but_not_user_input() -> None:
-    display = RegexDisplay([script(r"/<status>(.*?)<\/status>/g", "[$1]")])
+    display = RegexScripts([script(r"/<status>(.*?)<\/status>/g", "[$1]")])
     assert display.ai_output("Hi <status>oil 12</status>") == "Hi [oil 12]"
     assert display.user_input("Hi <status>oil 12</status>") == "Hi <status>oil 12</status>"
 
 
 def test_prompt_only_scripts_never_change_what_is_shown() -> None:
-    display = RegexDisplay([script("/secret/g", "", markdown_only=False, prompt_only=True)])
+    display = RegexScripts([script("/secret/g", "", markdown_only=False, prompt_only=True)])
     assert display.ai_output("a secret note") == "a secret note"
     assert not display.applies_to(2)
 
 
+def test_the_prompt_target_takes_prompt_only_and_message_scripts_but_not_markdown_only() -> None:
+    scripts = [
+        script("/secret/g", "[hidden]", markdown_only=False, prompt_only=True),
+        script("/teh/g", "the", markdown_only=False),
+        script(r"/<status>.*?<\/status>/g", ""),
+    ]
+    prompt = RegexScripts(scripts, target="prompt")
+    text = "teh secret <status>oil</status>"
+    assert prompt.ai_output(text) == "the [hidden] <status>oil</status>"
+    assert RegexScripts(scripts).ai_output(text) == "the secret "
+
+
 def test_a_script_without_only_flags_rewrites_the_message_so_it_shows() -> None:
-    display = RegexDisplay([script("/teh/g", "the", markdown_only=False)])
+    display = RegexScripts([script("/teh/g", "the", markdown_only=False)])
     assert display.ai_output("teh lamp, teh fog") == "the lamp, the fog"
 
 
 def test_markdown_only_and_prompt_only_together_still_apply_to_display() -> None:
     strip = script(r"/<Update>[\s\S]*?<\/Update>/gm", "", prompt_only=True)
-    assert RegexDisplay([strip]).ai_output("Story.<Update>x=1</Update>") == "Story."
+    assert RegexScripts([strip]).ai_output("Story.<Update>x=1</Update>") == "Story."
 
 
 def test_without_the_g_flag_only_the_first_match_is_replaced() -> None:
-    assert RegexDisplay([script("/o/", "0")]).ai_output("foo boo") == "f0o boo"
-    assert RegexDisplay([script("/o/g", "0")]).ai_output("foo boo") == "f00 b00"
+    assert RegexScripts([script("/o/", "0")]).ai_output("foo boo") == "f0o boo"
+    assert RegexScripts([script("/o/g", "0")]).ai_output("foo boo") == "f00 b00"
 
 
 def test_groups_match_macro_trim_strings_and_missing_groups() -> None:
@@ -61,7 +74,7 @@ def test_groups_match_macro_trim_strings_and_missing_groups() -> None:
         trim_strings=["a"],
     )
     # {{match}} is $0, and every group ($0 included) loses its trim strings, as in SillyTavern
-    assert RegexDisplay([rule]).ai_output("Edda says ahoy") == "Edd sys hoy | Edd: hoy | |"
+    assert RegexScripts([rule]).ai_output("Edda says ahoy") == "Edd sys hoy | Edd: hoy | |"
 
 
 def test_card_macros_in_the_replacement_are_expanded() -> None:
@@ -79,20 +92,20 @@ def test_card_macros_in_the_replacement_are_expanded() -> None:
             ]
         },
     )
-    assert display_for(card).ai_output("<me> smiles") == "Edda smiles"
+    assert scripts_for(card).ai_output("<me> smiles") == "Edda smiles"
 
 
 def test_depth_limits_and_disabled_scripts() -> None:
     deep_only = script("/x/g", "y", min_depth=1)
     shallow_only = script("/a/g", "b", max_depth=0)
     off = script("/q/g", "Q", disabled=True)
-    display = RegexDisplay([deep_only, shallow_only, off])
+    display = RegexScripts([deep_only, shallow_only, off])
     assert display.ai_output("xaq", depth=0) == "xbq"
     assert display.ai_output("xaq", depth=2) == "yaq"
 
 
 def test_unusable_patterns_are_reported_not_raised() -> None:
-    display = RegexDisplay([script("/(a|aa)+$/g", "b"), script("/[unclosed/g", "b")])
+    display = RegexScripts([script("/(a|aa)+$/g", "b"), script("/[unclosed/g", "b")])
     assert len(display.problems) == 1  # the unclosed one
     slow = "a" * 40 + "c"
     assert display.ai_output(slow) == slow  # stopped at the time limit, text unchanged
@@ -103,7 +116,7 @@ def test_unusable_patterns_are_reported_not_raised() -> None:
 def test_real_status_bar_and_mvu_strip_scripts_of_a_chinese_card() -> None:
     scripts = load_regex_scripts(fixture_file("zh/nun-ninja-regex-statusbar.json"))
     scripts += load_regex_scripts(fixture_file("zh/nun-ninja-regex-strip-mvu.json"))
-    display = RegexDisplay(scripts)
+    display = RegexScripts(scripts)
     raw = "她推开门。\n<UpdateVariable>\n_.set('好感', 5)\n</UpdateVariable>\n"
     raw += "<StatusPlaceHolderImpl/>"
     shown = terminal_text(display.ai_output(raw))

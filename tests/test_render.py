@@ -14,6 +14,8 @@ from narrative_cli.pipeline.events import (
     ToolResultEvent,
     TurnWarning,
 )
+from narrative_cli.state.engine import EventRecord
+from narrative_cli.state.mvu import PatchRecord
 from narrative_cli.ui import render
 from narrative_cli.ui.console import captured, make_consoles, recording_consoles
 from narrative_cli.ui.status import StatusLine, TurnView, stage_label
@@ -42,10 +44,10 @@ def test_footer_marks_estimates_failures_and_speaks_chinese() -> None:
 
 
 def test_state_changes_list_changes_and_dim_rejected_events() -> None:
-    rejected = [{"type": "remove_item", "event": {"type": "remove_item",
-                 "params": {"item": "rope"}}, "reason": 'not enough "rope"'}]
-    patches = [{"patch": "_.add('x', 1);", "reason": "x does not exist"},
-               {"patch": "_.set('y', 2);", "reason": "y does not exist"}]
+    rejected = [EventRecord.from_dict({"type": "remove_item", "event": {"type": "remove_item",
+                 "params": {"item": "rope"}}, "reason": 'not enough "rope"'})]
+    patches = [PatchRecord.from_dict({"patch": "_.add('x', 1);", "reason": "x does not exist"}),
+               PatchRecord.from_dict({"patch": "_.set('y', 2);", "reason": "y does not exist"})]
     text = render.state_changes(["Location: Start → Lamp room"], rejected, patches, "en")
     printed = text_of(text, width=100)
     assert printed.splitlines() == [
@@ -60,7 +62,7 @@ def test_state_changes_list_changes_and_dim_rejected_events() -> None:
 
 
 def test_rejected_variable_updates_fold_into_one_line_in_chinese() -> None:
-    patches = [{"patch": "_.set('y', 2);", "reason": "路径 y 不存在"}]
+    patches = [PatchRecord.from_dict({"patch": "_.set('y', 2);", "reason": "路径 y 不存在"})]
     printed = text_of(render.state_changes([], [], patches, "zh"), width=100)
     assert "1 条变量更新被拒绝 · /vars" in printed and "路径 y 不存在" not in printed
 

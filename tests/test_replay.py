@@ -13,8 +13,10 @@ import pytest
 from narrative_cli import paths
 from narrative_cli.errors import ChatFileError
 from narrative_cli.pipeline.accounting import Price
+from narrative_cli.pipeline.records import TurnRecord
 from narrative_cli.pipeline.trace import read_calls
 from narrative_cli.play.options import PlayOptions
+from narrative_cli.replay.batch import ReplayRequest, run_replay
 from narrative_cli.replay.diff import diff_reports
 from narrative_cli.replay.drift import block_at, first_difference, line_at
 from narrative_cli.replay.limiter import TokenBucket
@@ -24,7 +26,7 @@ from narrative_cli.replay.runner import ReplayOptions, ReplayRun, replay_logs
 from narrative_cli.store.export import export_json, export_jsonl
 from narrative_cli.store.sessions import SessionStore
 from narrative_cli.ui.console import captured, recording_consoles
-from narrative_cli.ui.replay_view import ReplayRequest, render_diff, run_replay
+from narrative_cli.ui.replay_view import RichReplayView, render_diff
 
 from .pipeline_support import DICE_TOOL, PLAN, Script, entry, tool_entry, write_card
 from .servers import Reply, ScriptedServer
@@ -119,12 +121,13 @@ def requests_of(trace: Path) -> list[str]:
     return [json.dumps(call["request"], ensure_ascii=False) for call in read_calls(trace)]
 
 
-def stable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def stable(records: list[TurnRecord]) -> list[dict[str, Any]]:
     """Turn records without latencies (the only figure allowed to differ between runs)."""
     out = []
     for record in records:
-        usage = {a: {**u, "latency_ms": 0} for a, u in (record.get("usage") or {}).items()}
-        out.append({**record, "usage": usage})
+        stored = record.to_record()
+        usage = {a: {**u, "latency_ms": 0} for a, u in (stored.get("usage") or {}).items()}
+        out.append({**stored, "usage": usage})
     return out
 
 
@@ -141,7 +144,7 @@ def test_recorded_replay_gives_byte_identical_prompts_and_identical_state(tmp_pa
         sent = len(server.requests)
     original = recorded.outcomes[0]
     assert original.status == "done" and len(original.records) == 3
-    assert any(r["tool_results"] for r in original.records)  # seeded dice were rolled
+    assert any(r.tool_results for r in original.records)  # seeded dice were rolled
 
     offline = PlayOptions(card=str(card), lorebooks=[str(world)])
     first = replay(
@@ -175,7 +178,7 @@ def test_the_greeting_user_name_and_send_dates_come_from_the_log(tmp_path: Path)
     text = "\n".join(m["content"] for m in first)
     assert "ferry: the bell rings at the pier." in text  # the log's greeting is turn 0
     assert "Lan" in text and "6:01 PM on Tuesday" in text  # the log's user and its send date
-    assert run.outcomes[0].records[0]["user_input"] == INPUTS[0]
+    assert run.outcomes[0].records[0].user_input == INPUTS[0]
 
 
 # -- drift ----------------------------------------------------------------------------------
@@ -265,7 +268,7 @@ def test_a_recorded_failure_fails_again_so_the_replay_takes_the_same_path(
     with ScriptedServer() as server:
         install(server, analysis=analyses)
         original = replay([log], live(server, card, trace=str(trace))).outcomes[0]
-    assert "analysis refused" in " ".join(original.records[1]["warnings"])
+    assert "analysis refused" in " ".join(original.records[1].warnings)
 
     offline = replay([log], PlayOptions(card=str(card)), responses=str(trace)).outcomes[0]
 
@@ -417,7 +420,7 @@ def test_report_has_per_log_and_per_turn_figures(tmp_path: Path) -> None:
         install(server, analysis=analysis, planning=planning)
         code = run_replay(
             ReplayRequest([str(log)], live(server, card), report=str(report_file)),
-            consoles=consoles,
+            RichReplayView(consoles),
         )
         requests = len(server.requests)
 

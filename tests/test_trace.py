@@ -143,7 +143,7 @@ def test_budget_cuts_are_recorded_in_result_and_trace(
     result = run_turn(story, "I trim the wick of the lamp.", backends, trace=TraceWriter(tmp_path))
     assert result.budget_cuts, "a 1100-token context cannot hold the full prompts"
     cut = result.budget_cuts[0]
-    assert cut["limit"] < 1100 and cut["cuts"][0]["block"] in {
+    assert cut.limit < 1100 and cut.cuts[0].block in {
         "text_recall",
         "worldinfo3",
         "recent_turns",
@@ -152,7 +152,7 @@ def test_budget_cuts_are_recorded_in_result_and_trace(
         "worldinfo2",
     }
     text = (tmp_path / "turn-0001.md").read_text(encoding="utf-8")
-    assert f"- {cut['agent']}: " in text.split("## Prompt budget cuts")[1]
+    assert f"- {cut.agent}: " in text.split("## Prompt budget cuts")[1]
 
 
 def test_scrub_masks_credentials_at_any_depth() -> None:

@@ -39,7 +39,8 @@ def inspect_command(
 ) -> None:
     """Show a card: fields, greetings, token estimates, lorebook routes, tools, MVU, regex."""
     from narrative_cli.load import load_card, load_lorebook, load_preset
-    from narrative_cli.ui.inspect_view import inspect_report, render_inspect
+    from narrative_cli.play.inspect import inspect_report
+    from narrative_cli.ui.inspect_view import render_inspect
 
     with user_errors():
         loaded = load_card(card)

@@ -98,10 +98,12 @@ def replay_command(
 ) -> None:
     """Replay the user turns of chat logs through the pipeline, or compare two reports."""
     from narrative_cli.play.options import PlayOptions
-    from narrative_cli.ui.replay_view import ReplayRequest, run_diff, run_replay
+    from narrative_cli.replay.batch import ReplayRequest, run_diff, run_replay
+    from narrative_cli.ui.replay_view import RichReplayView
 
+    view = RichReplayView.create(no_color=no_color)
     if diff is not None:
-        raise SystemExit(run_diff(diff[0], diff[1], prices=prices, no_color=no_color))
+        raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))
     if not logs or card is None:
         raise typer.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
     options = PlayOptions(
@@ -119,4 +121,4 @@ def replay_command(
         opts.text(report),
         prices,
     )
-    raise SystemExit(run_replay(request, no_color=no_color))
+    raise SystemExit(run_replay(request, view))

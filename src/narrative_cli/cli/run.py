@@ -59,8 +59,9 @@ def run_command(
     no_color: opts.NoColor = False,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
+    from narrative_cli.play.launch import run_session
     from narrative_cli.play.options import PlayOptions
-    from narrative_cli.ui.runner import run_story
+    from narrative_cli.ui.front import TerminalFront
 
     options = PlayOptions(
         card=card,
@@ -83,4 +84,4 @@ def run_command(
     )
     if not card and not resume:
         raise typer.BadParameter("give a CARD to play, or --resume ID", param_hint="CARD")
-    raise SystemExit(run_story(options, no_color=no_color))
+    raise SystemExit(run_session(options, TerminalFront.create(no_color=no_color)))

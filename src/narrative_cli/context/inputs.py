@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from narrative_cli.agents.replies import Plan
 from narrative_cli.domain import Card, Persona, Preset
 
 Lang = Literal["zh", "en"]
@@ -71,7 +72,7 @@ class PromptInputs:
     outlets: dict[str, list[str]] = field(default_factory=dict)
     preset: Preset | None = None
     preset_mode: PresetMode = "none"
-    plan: dict[str, Any] | None = None  # the planner's parsed reply, for <writing_guide>
+    plan: Plan | None = None  # the planner's checked reply, for <writing_guide>
     tool_list_text: str = ""  # tools.definitions.tool_list_text(...) for the planner
     tool_results_text: str = ""  # the lines of <tool_results>, without the tags
     dice_rules: bool = False  # the card's lore describes checks (tools.dice_rules)

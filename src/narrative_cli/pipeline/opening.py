@@ -52,7 +52,7 @@ class StoryParts:
 
 
 def load_parts(
-    card_path: str | Path,
+    card_path: str | Path | Card,
     lorebooks: Sequence[str | Path],
     preset: str | Path | Preset | None,
     persona: str | Persona | None,
@@ -60,9 +60,10 @@ def load_parts(
     lang: str,
     user_name: str | None,
 ) -> StoryParts:
-    """Load the card and what goes with it; BadInput names any file that cannot be used."""
+    """Load the card (unless already loaded) and what goes with it; BadInput names any file
+    that cannot be used."""
     settings = settings or Settings()
-    card = load_card(card_path)
+    card = card_path if isinstance(card_path, Card) else load_card(card_path)
     worlds = [load_lorebook(path) for path in lorebooks]
     selection = select_lore(card, worlds, settings.pipeline.worldbook_source)
     entries = selection.entries

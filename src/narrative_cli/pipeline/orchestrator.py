@@ -52,6 +52,7 @@ from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
+from narrative_cli.pipeline.records import LoreHit
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
@@ -226,13 +227,10 @@ def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) ->
     ]
 
 
-def _lore_record(state: TurnState) -> list[dict[str, object]]:
+def _lore_hits(state: TurnState) -> list[LoreHit]:
     if state.lore is None:
         return []
-    return [
-        {"uid": a.entry.uid, "comment": a.entry.comment, "route": a.route, "reason": a.reason}
-        for a in state.lore.activated
-    ]
+    return [LoreHit(a.entry.uid, a.entry.comment, a.route, a.reason) for a in state.lore.activated]
 
 
 def _result(state: TurnState, notes: list[str]) -> TurnResult:
@@ -245,15 +243,15 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         snapshot=state.snapshot_after(),
         rng_stream=state.rng_stream,
         plan=state.plan,
-        tool_results=[r.to_dict() for r in [*state.tool_results, *state.post_results]],
+        tool_results=[*state.tool_results, *state.post_results],
         post_outputs=post_outputs,
-        events_applied=[r.to_dict() for r in state.events_applied],
-        events_rejected=[r.to_dict() for r in state.events_rejected],
+        events_applied=list(state.events_applied),
+        events_rejected=list(state.events_rejected),
         summary_entries=state.summaries.lines(turn=state.number),
-        mvu_applied=[p.to_dict() for p in state.mvu_applied],
-        mvu_rejected=[p.to_dict() for p in state.mvu_rejected],
+        mvu_applied=list(state.mvu_applied),
+        mvu_rejected=list(state.mvu_rejected),
         mvu_block=state.mvu_block,
-        lore=_lore_record(state),
+        lore=_lore_hits(state),
         warnings=list(state.warnings),
         budget_cuts=list(state.budget_cuts),
         notes=notes,

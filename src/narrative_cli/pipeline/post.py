@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from narrative_cli.agents.parsing import parse_analysis
+from narrative_cli.agents.replies import Analysis
 from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
@@ -108,13 +109,12 @@ def apply_analysis(state: TurnState, outcome: AnalysisOutcome) -> None:
             state.warn("analysis", "analysis reply partly invalid: " + "; ".join(outcome.errors))
         if outcome.truncated:
             state.warn("analysis", "analysis reply was cut off; what was complete was kept")
-        _apply(state, outcome.value)
+        _apply(state, Analysis.from_json(outcome.value))
 
 
-def _apply(state: TurnState, value: dict[str, Any]) -> None:
-    events = _list(value.get("events"))
-    entries = [e for e in _list(value.get("summary_entries")) if isinstance(e, str)]
-    result = apply_events(state.game, events, lang=state.lang, turn=state.number)
+def _apply(state: TurnState, analysis: Analysis) -> None:
+    entries = list(analysis.summary_entries)
+    result = apply_events(state.game, analysis.events, lang=state.lang, turn=state.number)
     state.game = result.state
     state.events_applied.extend(result.applied)
     state.events_rejected.extend(result.rejected)
@@ -154,10 +154,6 @@ def _results(
 def _record(state: TurnState, results: list[ToolResult]) -> None:
     state.post_results.extend(results)
     report_tools(state, results, "post")
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _message_text(narrative: str, outputs: dict[str, str]) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from narrative_cli.agents.parsing import parse_plan
+from narrative_cli.agents.replies import Plan
 from narrative_cli.context.blocks import Prompt
 from narrative_cli.context.budget import fit_to_budget
 from narrative_cli.context.inputs import PromptInputs
@@ -20,6 +20,7 @@ from narrative_cli.context.router import build_merged_writing, build_planning, b
 from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.events import ToolResultEvent
+from narrative_cli.pipeline.records import BudgetCut
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import ToolDef, ToolSet
 from narrative_cli.tools.dice_rules import invented_roll_warnings
@@ -34,9 +35,7 @@ _ECHOED_BLOCKS = (
     "character_note", "post_history_instructions", "text_recall", "narrative_output",
     "narrative_text", "tool_history",
 )  # fmt: skip
-_ECHOED = re.compile(
-    r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE
-)
+_ECHOED = re.compile(r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _SUMMARY_LINE = re.compile(
     r"^\s*[\[【](?:第\s*\d+\s*轮|轮\s*\d+|Turn\s+\d+)[\]】].*$\n?", re.MULTILINE
 )
@@ -73,8 +72,7 @@ def fit_prompt(state: TurnState, build: Builder, agent: str) -> Prompt:
         build, inputs, context_tokens=limit, max_tokens=agent_settings.max_tokens
     )
     if fitted.cuts:
-        cuts = [cut.to_dict() for cut in fitted.cuts]
-        state.budget_cuts.append({"agent": agent, "limit": fitted.limit, "cuts": cuts})
+        state.budget_cuts.append(BudgetCut(agent, fitted.limit, tuple(fitted.cuts)))
     if not fitted.fits:
         state.warn(
             agent,
@@ -104,7 +102,7 @@ def planning_stage(state: TurnState) -> None:
             )
         elif outcome.errors:
             state.warn("planning", f"planning: parts of the plan were invalid ({errors})")
-        state.plan = outcome.value
+        state.plan = None if outcome.value is None else Plan.from_json(outcome.value)
 
 
 def _planning_toolset(state: TurnState) -> ToolSet:
@@ -133,7 +131,7 @@ def report_tools(state: TurnState, results: list[ToolResult], stage: str) -> Non
 
 def tools_stage(state: TurnState) -> None:
     """Run the planner's tool calls (dice, code, llm tools) before the writer."""
-    calls: list[Any] = list((state.plan or {}).get("tool_calls") or [])
+    calls = state.plan.tool_calls if state.plan else ()
     if not calls:
         return
     with state.stage("tools"):
@@ -152,7 +150,7 @@ def tools_stage(state: TurnState) -> None:
 
 def recall_stage(state: TurnState, notes: list[str]) -> None:
     """Bring the turns the planner named into ``<text_recall>``, within the recall budget."""
-    numbers = list((state.plan or {}).get("text_recall") or [])
+    numbers = list(state.plan.text_recall) if state.plan else []
     if not numbers:
         return
     with state.stage("recall"):

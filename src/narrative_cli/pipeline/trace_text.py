@@ -66,39 +66,31 @@ def _section(title: str, items: Iterable[str]) -> list[str]:
 
 def _events(result: TurnResult) -> list[str]:
     lines = ["Applied:", ""]
-    lines += [
-        f"- {e.get('type')} {_json(e.get('event'))}{_notes(e)}" for e in result.events_applied
-    ]
+    lines += [f"- {e.type} {_json(e.event)}{_notes(e.notes)}" for e in result.events_applied]
     if not result.events_applied:
         lines.append("- (none)")
     lines += ["", "Rejected:", ""]
-    lines += [
-        f"- {e.get('type') or '?'} {_json(e.get('event'))}: {e.get('reason', '')}"
-        for e in result.events_rejected
-    ]
+    lines += [f"- {e.type or '?'} {_json(e.event)}: {e.reason}" for e in result.events_rejected]
     if not result.events_rejected:
         lines.append("- (none)")
     return lines
 
 
-def _notes(record: dict[str, Any]) -> str:
-    notes = record.get("notes") or []
-    return f" ({'; '.join(str(n) for n in notes)})" if notes else ""
+def _notes(notes: Sequence[str]) -> str:
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _patches(result: TurnResult) -> list[str]:
-    lines = [f"- applied {_json(p)}" for p in result.mvu_applied]
-    lines += [f"- rejected {_json(p)}" for p in result.mvu_rejected]
+    lines = [f"- applied {_json(p.to_dict())}" for p in result.mvu_applied]
+    lines += [f"- rejected {_json(p.to_dict())}" for p in result.mvu_rejected]
     return lines
 
 
 def _tool_results(result: TurnResult) -> list[str]:
     lines = []
     for tool in result.tool_results:
-        mark = "" if tool.get("ok", True) else " (error)"
-        lines.append(
-            f"- {tool.get('tool')} [{tool.get('trigger', '')}]{mark}: {tool.get('text', '')}"
-        )
+        mark = "" if tool.ok else " (error)"
+        lines.append(f"- {tool.tool} [{tool.trigger}]{mark}: {tool.text}")
     for name, text in result.post_outputs.items():
         lines += [f"- {name} [post_pipeline]:", "", fenced(text)]
     return lines
@@ -106,7 +98,8 @@ def _tool_results(result: TurnResult) -> list[str]:
 
 def _budget(result: TurnResult) -> list[str]:
     return [
-        f"- {cut.get('agent', '?')}: {_json(cut.get('cuts', cut))}" for cut in result.budget_cuts
+        f"- {cut.agent or '?'}: {_json([c.to_dict() for c in cut.cuts])}"
+        for cut in result.budget_cuts
     ]
 
 

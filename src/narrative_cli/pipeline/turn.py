@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from narrative_cli.agents.guide import writing_guide_text
+from narrative_cli.agents.replies import Plan
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import (
     HistoryTurn,
@@ -30,6 +31,7 @@ from narrative_cli.domain import LoreEntry
 from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
+from narrative_cli.pipeline.records import BudgetCut
 from narrative_cli.pipeline.story import Snapshot, Story
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
@@ -67,7 +69,7 @@ class TurnState:
     dice_rules: bool = False  # the card's lore describes checks
     mvu_rules: list[str] = field(default_factory=list)
     base_inputs: PromptInputs | None = None
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
     tool_results: list[ToolResult] = field(default_factory=list)
     recall: list[HistoryTurn] = field(default_factory=list)
     narrative: str = ""
@@ -79,7 +81,7 @@ class TurnState:
     mvu_block: str = ""  # the writer's update block(s), kept out of the shown story
     mvu_from_writer: bool = False  # the writer's reply carried MVU commands
     warnings: list[str] = field(default_factory=list)
-    budget_cuts: list[dict[str, Any]] = field(default_factory=list)
+    budget_cuts: list[BudgetCut] = field(default_factory=list)
 
     @classmethod
     def start(

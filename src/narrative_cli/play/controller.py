@@ -36,14 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli import paths
+from narrative_cli.domain import Card
 from narrative_cli.errors import NarrativeError, SnapshotMissing, StoreError, TurnCancelled
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import Listener
-from narrative_cli.pipeline.story import Snapshot, Story, TurnResult
+from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord, TurnResult
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
-from narrative_cli.store.models import SessionInfo, TurnState
+from narrative_cli.store.models import LoreRef, SessionInfo, TurnState
 from narrative_cli.store.sessions import SessionStore
 
 Action = Callable[[Listener | None], TurnResult]
@@ -104,7 +105,7 @@ class PlaySession:
         *,
         name: str | None = None,
         settings: dict[str, Any] | None = None,
-        lore: list[dict[str, str]] | None = None,
+        lore: list[LoreRef] | None = None,
         card_hash: str = "",
         trace_dir: str | Path | None = None,
     ) -> PlaySession:
@@ -130,10 +131,18 @@ class PlaySession:
 
     @classmethod
     def open(
-        cls, store: SessionStore, options: PlayOptions, backends: BackendSet | None = None
+        cls,
+        store: SessionStore,
+        options: PlayOptions,
+        backends: BackendSet | None = None,
+        *,
+        card: Card | None = None,
     ) -> PlaySession:
         """A new session from a card and the flags of ``narrative run`` (or ``--session NAME``
-        resumed when exactly one session has that name and the same card)."""
+        resumed when exactly one session has that name and the same card).
+
+        ``card``: ``options.card`` already loaded (the greeting menu read it), not read again.
+        """
         from narrative_cli.play import opening
 
         if options.resume:
@@ -141,7 +150,7 @@ class PlaySession:
         existing = opening.named_session(store, options)
         if existing is not None:
             return cls.resume(store, str(existing.id), options, backends)
-        story, settings = opening.load_story(options, options.greeting or 0)
+        story, settings = opening.load_story(options, options.greeting or 0, card=card)
         return cls.start(
             store,
             story,
@@ -193,7 +202,7 @@ class PlaySession:
 
         The new swipe rolls fresh dice: its own random stream, recorded with it."""
         number = self._last_number("regenerate")
-        user_input = self._record(number).get("user_input") or ""
+        user_input = self._played(number).user_input or ""
         swipes = len(self.swipes())
         stream = self._next_stream(number, None, at_least=swipes)
         return self._attempt(
@@ -218,11 +227,10 @@ class PlaySession:
         from narrative_cli.play.continuation import ContinuedBackends
 
         number = self._last_number("continue")
-        record = self._record(number)
-        user_input, so_far = str(record.get("user_input") or ""), str(record.get("narrative") or "")
-        block = str(record.get("mvu_block") or "")
-
-        stream = int(record.get("rng_stream") or 0)  # the same dice as the text it extends
+        stored = TurnRecord.read(self.store.record(self.session_id, number))
+        user_input, so_far = stored.user_input, stored.narrative
+        block = stored.mvu_block
+        stream = stored.rng_stream  # the same dice as the text it extends
 
         def action(lst: Listener | None) -> TurnResult:
             extended = ContinuedBackends(self.backends, so_far, self.story.lang, block)
@@ -295,9 +303,8 @@ class PlaySession:
     def _story_before(self, number: int) -> Story:
         """A copy of the story as it was before turn ``number`` (nothing of ours changes)."""
         base = replace(self.story, history=list(self.story.history))
-        records = [view.record for view in self.store.turns(self.session_id)]
-        before = self.store.snapshot(self.session_id, number - 1)
-        base.restore([r for r in records if int(r["number"]) < number], before)
+        played = [turn for turn in self._stored_turns() if turn.number < number]
+        base.restore(played, self._snapshot(number - 1))
         return base
 
     # -- moving around -----------------------------------------------------------------------
@@ -309,7 +316,7 @@ class PlaySession:
             return []
         last = turns[-1]
         return [
-            SwipeInfo(i, i == last.swipe_id, str(s.record.get("narrative") or ""))
+            SwipeInfo(i, i == last.swipe_id, PlayedTurn.from_record(s.record).narrative)
             for i, s in enumerate(last.swipes)
         ]
 
@@ -341,9 +348,8 @@ class PlaySession:
         """Rebuild the story's history, snapshot, totals and last result from the store."""
         from narrative_cli.play import opening
 
-        views = self.store.turns(self.session_id)
         state = self.store.resume(self.session_id)
-        self.story.restore([view.record for view in views], state.snapshot)
+        self.story.restore(self._stored_turns(), Snapshot.from_dict(state.snapshot))
         self.account = opening.stored_account(self.store, self.session_id)
         self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
         self.previous = self._previous_snapshot(state.number)
@@ -420,8 +426,12 @@ class PlaySession:
             raise NarrativeError(f"nothing to {what}: the story is at its greeting")
         return number
 
-    def _record(self, number: int) -> dict[str, Any]:
-        return self.store.record(self.session_id, number)
+    def _played(self, number: int) -> PlayedTurn:
+        return PlayedTurn.from_record(self.store.record(self.session_id, number))
+
+    def _stored_turns(self) -> list[PlayedTurn]:
+        """Every stored turn of the session (the selected swipe of each)."""
+        return [PlayedTurn.from_record(view.record) for view in self.store.turns(self.session_id)]
 
     def _snapshot(self, number: int) -> Snapshot:
         return Snapshot.from_dict(self.store.snapshot(self.session_id, number))

@@ -10,21 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from narrative_cli.pipeline.story import TurnRecord
 from narrative_cli.play.controller import PlaySession
 
 
-def ledger_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def ledger_rows(records: Iterable[TurnRecord]) -> list[dict[str, Any]]:
     """``{"turn": N, "roll": data}`` for every successful dice result of the records."""
     rows: list[dict[str, Any]] = []
     for record in records:
-        number = record.get("number")
-        for result in record.get("tool_results") or []:
-            data = result.get("data") if isinstance(result, Mapping) else None
-            if result.get("kind") == "dice" and result.get("ok") and isinstance(data, Mapping):
-                rows.append({"turn": number, "roll": dict(data)})
+        for result in record.tool_results:
+            if result.kind == "dice" and result.ok and isinstance(result.data, Mapping):
+                rows.append({"turn": record.number, "roll": dict(result.data)})
     return rows
 
 
 def session_rolls(play: PlaySession) -> list[dict[str, Any]]:
-    """The ledger of the session's current line of turns."""
-    return ledger_rows(view.record for view in play.store.turns(play.session_id))
+    """The ledger of the session's current line of turns (turn 0, the greeting, rolls none)."""
+    views = play.store.turns(play.session_id)
+    return ledger_rows(TurnRecord.read(view.record) for view in views if view.number > 0)

@@ -10,23 +10,27 @@ from datetime import datetime
 from pathlib import Path
 
 from narrative_cli.config import Settings, load_settings
+from narrative_cli.domain import Card
 from narrative_cli.errors import BadInput, CardError, LorebookError
-from narrative_cli.pipeline.accounting import SessionAccount, TurnAccount
-from narrative_cli.pipeline.story import Story, open_story
+from narrative_cli.pipeline.accounting import SessionAccount
+from narrative_cli.pipeline.story import Story, TurnRecord, open_story
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.store.models import LoreRef, SessionInfo
 from narrative_cli.store.sessions import SessionStore
 
 
 def load_story(
-    options: PlayOptions, greeting_index: int, seed: int | None = None
+    options: PlayOptions, greeting_index: int, seed: int | None = None, card: Card | None = None
 ) -> tuple[Story, Settings]:
-    """The story and settings that ``options`` describe (BadInput names a bad file or flag)."""
+    """The story and settings that ``options`` describe (BadInput names a bad file or flag).
+
+    ``card``: the card of ``options.card`` when the caller has already loaded it.
+    """
     if not options.card:
         raise BadInput("no card given: narrative run CARD")
     settings = load_settings(options.overrides())
     story = open_story(
-        options.card,
+        card or options.card,
         lorebooks=options.lorebooks,
         preset=options.preset,
         persona=options.persona,
@@ -47,11 +51,10 @@ def file_hash(path: str | Path, error: type[BadInput] = CardError, kind: str = "
     return content_hash(read_bytes(path, limit=MAX_CARD_BYTES, error=error, kind=kind))
 
 
-def lore_refs(lorebooks: list[str]) -> list[dict[str, str]]:
-    """``{path, hash}`` of each lorebook, paths absolute."""
+def lore_refs(lorebooks: list[str]) -> list[LoreRef]:
+    """The path (absolute) and content hash of each lorebook."""
     return [
-        {"path": str(Path(p).resolve()), "hash": file_hash(p, LorebookError, "lorebook")}
-        for p in lorebooks
+        LoreRef(str(Path(p).resolve()), file_hash(p, LorebookError, "lorebook")) for p in lorebooks
     ]
 
 
@@ -94,7 +97,7 @@ def stored_account(store: SessionStore, session_id: int) -> SessionAccount:
     for turn in store.iter_turns(session_id):
         last = turn.number
         for swipe in turn.swipes if turn.number else []:
-            account.add_turn(TurnAccount.from_dict(swipe.record.get("usage") or {}))
+            account.add_turn(TurnRecord.read(swipe.record).usage)
     account.turns = last
     return account
 

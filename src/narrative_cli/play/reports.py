@@ -1,7 +1,8 @@
 """What the information commands show, as plain data (titles, rows, texts).
 
 ``/state``, ``/vars``, ``/summary``, ``/lore``, ``/tools``, ``/swipe`` and ``/cost`` read the
-session here; the screen only lays the data out.
+session here, and so does the list of changes shown after each turn (``turn_changes``); the
+screen only lays the data out.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from narrative_cli.pipeline.accounting import AgentUsage
+from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play.controller import PlaySession
 
 Table = tuple[str, tuple[str, ...], Sequence[tuple[str, ...]]]
@@ -16,6 +18,18 @@ Table = tuple[str, tuple[str, ...], Sequence[tuple[str, ...]]]
 
 def _zh(play: PlaySession) -> bool:
     return play.story.lang == "zh"
+
+
+def turn_changes(play: PlaySession, result: TurnResult) -> list[str]:
+    """What ``result`` (the last turn) changed in the state and MVU variables, one line each
+    (none when the snapshot the turn started from is unknown)."""
+    from narrative_cli.pipeline.story import ensure_mvu
+    from narrative_cli.state.changes import state_changes
+
+    if play.previous is None:
+        return []
+    before, after = ensure_mvu(play.story, play.previous)[0], result.snapshot
+    return state_changes(before.state, after.state, before.mvu, after.mvu, play.story.lang)
 
 
 def state_text(play: PlaySession) -> tuple[str, str]:
@@ -50,7 +64,7 @@ def _rejected_updates(play: PlaySession) -> str:
     if not rejected:
         return ""
     head = "本轮被拒绝的变量更新：" if _zh(play) else "Rejected variable updates this turn:"
-    lines = [f"✗ {item.get('patch')}\n  → {item.get('reason', '')}" for item in rejected]
+    lines = [f"✗ {item.patch}\n  → {item.reason}" for item in rejected]
     return "\n\n" + head + "\n" + "\n".join(lines)
 
 
@@ -71,9 +85,8 @@ def lore_rows(play: PlaySession) -> Table:
     if last is None:
         return title, headers, []
     rows = [
-        (str(item.get("uid", "")), str(item.get("comment", "")), str(item.get("route", "")),
-         str(item.get("reason", "")))
-        for item in last.lore
+        (str("" if hit.uid is None else hit.uid), hit.comment, hit.route, hit.reason)
+        for hit in last.lore
     ]
     return title, headers, rows
 

@@ -30,7 +30,9 @@ import yaml
 from narrative_cli.errors import BadInput
 from narrative_cli.load import files
 from narrative_cli.pipeline.accounting import AgentUsage, Price, TurnAccount, estimate_cost
+from narrative_cli.pipeline.records import TurnRecord
 from narrative_cli.replay.runner import LogOutcome, ReplayRun
+from narrative_cli.state.engine import EventRecord
 from narrative_cli.state.summaries import SummaryStore
 
 REPORT_FORMAT = "narrative-replay-report"
@@ -93,23 +95,23 @@ def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, A
     }
 
 
-def turn_report(record: Mapping[str, Any], prices: Prices | None = None) -> dict[str, Any]:
+def turn_report(record: TurnRecord, prices: Prices | None = None) -> dict[str, Any]:
     """One turn from its stored record."""
-    account = TurnAccount.from_dict(record.get("usage") or {})
+    account = record.usage
     total = account.total()
-    warnings = [str(w) for w in record.get("warnings") or []]
+    warnings = list(record.warnings)
     entry: dict[str, Any] = {
-        "turn": int(record.get("number") or 0),
-        "input": str(record.get("user_input") or ""),
-        "mode": str(record.get("mode") or ""),
+        "turn": record.number,
+        "input": record.user_input,
+        "mode": record.mode,
         **{key: _rounded(getattr(total, key)) for key in USAGE_KEYS},
         "estimated": total.estimated,
         "parse_failures": parse_failures(account, warnings),
-        "rejected_events": [_rejected(e) for e in record.get("events_rejected") or []],
+        "rejected_events": [_rejected(e) for e in record.events_rejected],
         "warnings": warnings,
-        "summary": [str(line) for line in record.get("summary_entries") or []],
-        "state": str(record.get("state_text") or ""),
-        "narrative_chars": len(str(record.get("narrative") or "")),
+        "summary": list(record.summary_entries),
+        "state": record.state_text,
+        "narrative_chars": len(record.narrative),
     }
     if prices:
         entry["cost"] = estimate_cost(account.agents, prices)
@@ -192,10 +194,10 @@ def agents_of(log: Mapping[str, Any]) -> dict[str, AgentUsage]:
     return {str(k): AgentUsage.from_dict(v) for k, v in raw.items() if isinstance(v, dict)}
 
 
-def _agents(records: list[dict[str, Any]]) -> dict[str, AgentUsage]:
+def _agents(records: list[TurnRecord]) -> dict[str, AgentUsage]:
     agents: dict[str, AgentUsage] = {}
     for record in records:
-        for name, usage in TurnAccount.from_dict(record.get("usage") or {}).agents.items():
+        for name, usage in record.usage.agents.items():
             agents.setdefault(name, AgentUsage()).add(usage)
     return agents
 
@@ -219,7 +221,7 @@ def _rounded(value: Any) -> Any:
     return round(value, 1) if isinstance(value, float) else value
 
 
-def _rejected(event: Any) -> dict[str, Any]:
-    if not isinstance(event, dict):
-        return {"event": event}
-    return {k: event[k] for k in ("type", "event", "reason", "notes") if k in event}
+def _rejected(event: EventRecord) -> dict[str, Any]:
+    """A rejected event as the report shows it (its stored form, without clock and turn)."""
+    stored = event.to_dict()
+    return {k: stored[k] for k in ("type", "event", "reason", "notes") if k in stored}

@@ -37,7 +37,7 @@ from typing import Any
 
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.errors import BadInput, NarrativeError
-from narrative_cli.pipeline.story import PlayedTurn, Story
+from narrative_cli.pipeline.story import PlayedTurn, Story, TurnRecord
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play import opening
 from narrative_cli.play.controller import PlaySession
@@ -88,7 +88,7 @@ class LogOutcome:
     log: ReplayLog
     status: str
     session_id: int | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[TurnRecord] = field(default_factory=list)
     final: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     error_kind: str | None = None  # ReplayMismatch (drift), BackendError, …
@@ -344,7 +344,7 @@ def _outcome(
         log=log,
         status=status,
         session_id=session_id,
-        records=[view.record for view in views if view.number > 0],
+        records=[TurnRecord.read(view.record) for view in views if view.number > 0],
         final=final,
         error=error.message if error is not None else None,
         error_kind=type(error).__name__ if error is not None else None,

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from narrative_cli.agents.replies import StateEvent
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import StoreError
 from narrative_cli.state.events import (
@@ -156,13 +157,22 @@ class ApplyResult:
 
 
 def apply_events(
-    state: GameState, events: Iterable[Any], *, lang: str = "zh", turn: int | None = None
+    state: GameState,
+    events: Iterable[StateEvent | object],
+    *,
+    lang: str = "zh",
+    turn: int | None = None,
 ) -> ApplyResult:
-    """Check and apply ``events`` in order to a copy of ``state``; reasons are in ``lang``."""
+    """Check and apply ``events`` in order to a copy of ``state``; reasons are in ``lang``.
+
+    The pipeline passes the analysis's ``StateEvent``s; an event's JSON object (as a test or
+    an embedder has it) is read with ``StateEvent.from_json`` first.
+    """
     work = state.copy()
     applied: list[EventRecord] = []
     rejected: list[EventRecord] = []
-    for event in events:
+    for proposed in events:
+        event = proposed if isinstance(proposed, StateEvent) else StateEvent.from_json(proposed)
         record = _apply_one(work, event, lang, turn)
         (applied if record.accepted else rejected).append(record)
         work.event_log.append(record)
@@ -170,11 +180,10 @@ def apply_events(
     return ApplyResult(state=work, applied=applied, rejected=rejected)
 
 
-def _apply_one(work: GameState, event: Any, lang: str, turn: int | None) -> EventRecord:
+def _apply_one(work: GameState, event: StateEvent, lang: str, turn: int | None) -> EventRecord:
     before = copy.copy(work.time)
-    raw = copy.deepcopy(event)
-    kind = event.get("type") if isinstance(event, Mapping) else None
-    kind = kind.strip() if isinstance(kind, str) else ""
+    raw = copy.deepcopy(event.source)
+    kind = event.type
     try:
         kind, params = read_event(event, lang)
         ctx = Context(params=params, lang=lang, notes=[])

@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from narrative_cli.agents.replies import StateEvent
+
 if TYPE_CHECKING:
     from narrative_cli.state.engine import GameState
 
@@ -374,19 +376,14 @@ HANDLERS: dict[str, Callable[[GameState, Context], None]] = {
 }
 
 
-def read_event(event: Any, lang: str) -> tuple[str, dict[str, Any]]:
+def read_event(event: StateEvent, lang: str) -> tuple[str, dict[str, Any]]:
     """The event's type and params, or ``Rejected`` when its shape is wrong."""
-    if not isinstance(event, Mapping):
-        raise Rejected(message("not_object", lang, got=show(event)))
-    kind = event.get("type")
-    if not isinstance(kind, str) or not kind.strip():
+    if not isinstance(event.source, Mapping):
+        raise Rejected(message("not_object", lang, got=show(event.source)))
+    if not event.type:
         raise Rejected(message("no_type", lang))
-    kind = kind.strip()
-    if kind not in HANDLERS:
-        raise Rejected(message("unknown_type", lang, got=show(kind)))
-    params = event.get("params")
-    if params is None:
-        params = {key: value for key, value in event.items() if key != "type"}
-    if not isinstance(params, Mapping):
-        raise Rejected(message("params_not_object", lang, got=show(params)))
-    return kind, copy.deepcopy(dict(params))
+    if event.type not in HANDLERS:
+        raise Rejected(message("unknown_type", lang, got=show(event.type)))
+    if event.params is None:
+        raise Rejected(message("params_not_object", lang, got=show(event.source.get("params"))))
+    return event.type, copy.deepcopy(dict(event.params))

@@ -97,6 +97,17 @@ class PatchRecord:
         data = {"patch": self.patch, "accepted": self.accepted, "reason": self.reason}
         return {key: value for key, value in {**data, "note": self.note}.items() if value != ""}
 
+    @classmethod
+    def from_dict(cls, data: object) -> PatchRecord:
+        """A record saved by ``to_dict`` (in a stored turn record)."""
+        record = data if isinstance(data, Mapping) else {}
+        return cls(
+            patch=copy.deepcopy(record.get("patch")),
+            accepted=bool(record.get("accepted", False)),
+            reason=str(record.get("reason") or ""),
+            note=str(record.get("note") or ""),
+        )
+
 
 @dataclass(frozen=True)
 class PatchResult:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.agents.replies import ToolCall
 from narrative_cli.domain import Message
 from narrative_cli.errors import NarrativeError
 from narrative_cli.tools.definitions import ToolDef, ToolSet
@@ -119,7 +120,7 @@ class _Limits:
 
 
 def run_planning_calls(
-    calls: Sequence[object],
+    calls: Sequence[ToolCall | object],
     toolset: ToolSet,
     state_snapshot: Mapping[str, Any],
     rng: random.Random,
@@ -132,6 +133,9 @@ def run_planning_calls(
 ) -> list[ToolResult]:
     """Run the planner's ``tool_calls`` in order; one result per call, warnings included.
 
+    The pipeline passes the plan's ``ToolCall``s; a call's JSON object (as a test or an
+    embedder has it) is read with ``ToolCall.from_json`` first.
+
     ``context`` holds the llm-tool context keys; ``dice_results`` is filled with this turn's
     dice lines so far unless the caller gave it.
     """
@@ -139,7 +143,8 @@ def run_planning_calls(
     words = _words(lang)
     results: list[ToolResult] = []
     for index, call in enumerate(calls[:MAX_PLANNING_CALLS], start=1):
-        name, params = _call_parts(call)
+        typed = call if isinstance(call, ToolCall) else ToolCall.from_json(call)
+        name, params = typed.tool, typed.params if typed.params_ok else None
         tool = toolset.get(name) if name else None
         if tool is None or tool.trigger != "planning":
             results.append(_warning(name, index, tool, toolset, words))
@@ -242,14 +247,6 @@ def code_state(game: Mapping[str, Any] | None, mvu: Mapping[str, Any] | None) ->
     return {**game_data, **mvu_data, "game": game_data, "stat_data": mvu_data}
 
 
-def _call_parts(call: object) -> tuple[str, object]:
-    if not isinstance(call, Mapping):
-        return "", {}
-    name = call.get("tool") or call.get("name") or ""
-    params = call.get("params", call.get("arguments"))
-    return str(name).strip(), {} if params is None else params
-
-
 def _warning(
     name: str, index: int, tool: ToolDef | None, toolset: ToolSet, words: dict[str, str]
 ) -> ToolResult:
@@ -278,9 +275,10 @@ class _ToolRun:
         self.tool, self.state, self.rng, self.llm_call = tool, state, rng, llm_call
         self.lang, self.limits, self.words = lang, limits, _words(lang)
 
-    def planning(self, params: object, context: Mapping[str, str]) -> ToolResult:
-        if not isinstance(params, dict):
+    def planning(self, params: Mapping[str, Any] | None, context: Mapping[str, str]) -> ToolResult:
+        if params is None:
             return self.error(self.words["bad_params"])
+        params = dict(params)
         if self.tool.is_dice:
             return self.branch(self.dice(params), params)
         if self.tool.type == "code":

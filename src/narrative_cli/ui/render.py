@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -18,6 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from narrative_cli.pipeline.accounting import AgentUsage
+
+if TYPE_CHECKING:
+    from narrative_cli.state.engine import EventRecord
+    from narrative_cli.state.mvu import PatchRecord
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -171,8 +175,8 @@ def outputs_panel(outputs: Mapping[str, str], lang: str) -> Panel | None:
 
 def state_changes(
     changes: Sequence[str],
-    rejected_events: Sequence[Mapping[str, Any]],
-    rejected_patches: Sequence[Mapping[str, Any]],
+    rejected_events: Sequence[EventRecord],
+    rejected_patches: Sequence[PatchRecord],
     lang: str,
 ) -> Text:
     """The compact state diff: one line per change, rejected events dimmed, and the rejected
@@ -182,8 +186,8 @@ def state_changes(
     for line in changes:
         text.append(f"  {line}\n")
     for event in rejected_events:
-        what = f"{event.get('type') or '?'} {brief(_params(event.get('event')))}".strip()
-        text.append(f"  ✗ {what}: {event.get('reason', '')}\n", style="rejected")
+        what = f"{event.type or '?'} {brief(_params(event.event))}".strip()
+        text.append(f"  ✗ {what}: {event.reason}\n", style="rejected")
     if rejected_patches:
         text.append(f"  ✗ {rejected_line(len(rejected_patches), lang)}\n", "rejected")
     if not text.plain:

@@ -1,17 +1,15 @@
 """``narrative replay`` on screen: progress per log and overall, the summary, the report diff.
 
-Progress goes to stderr: live bars on a terminal (one per running log, one overall), one line
-per finished log elsewhere. The summary table goes to stdout, failures to stderr as
-``error:`` lines. ``run_replay`` and ``run_diff`` return the exit code: 1 when any log
-failed (prompt drift, a backend that gave up), else 0.
+``RichReplayView`` is the ``replay.batch.ReplayView`` that ``cli`` hands to ``run_replay`` /
+``run_diff`` (the orchestration lives in ``replay.batch``). Progress goes to stderr: live bars
+on a terminal (one per running log, one overall), one line per finished log elsewhere. The
+summary table goes to stdout, failures to stderr as ``error:`` lines.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -21,58 +19,33 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from narrative_cli.errors import EXIT_FAILURE, EXIT_OK
-from narrative_cli.play.options import PlayOptions
-from narrative_cli.replay.diff import LogDiff, ReportDiff, delta, diff_reports
-from narrative_cli.replay.logs import ReplayLog, read_logs
-from narrative_cli.replay.report import build_report, load_prices, read_report, write_report
-from narrative_cli.replay.runner import Progress, ReplayOptions, replay_logs
+from narrative_cli.replay.diff import LogDiff, ReportDiff, delta
+from narrative_cli.replay.logs import ReplayLog
+from narrative_cli.replay.runner import Progress
 from narrative_cli.ui.console import Consoles, is_terminal, make_consoles
 
 STATUS_STYLE = {"done": "ok", "skipped": "dim", "failed": "error", "cancelled": "warn"}
 PREVIEW = 70
 
 
-@dataclass
-class ReplayRequest:
-    """What ``narrative replay`` was asked to do."""
+class RichReplayView:
+    """``replay.batch.ReplayView`` on a pair of Rich consoles."""
 
-    logs: list[str]
-    options: PlayOptions
-    responses: str | None = None
-    jobs: int = 1
-    rpm: float | None = None
-    report: str | None = None
-    prices: Path | None = None
+    def __init__(self, consoles: Consoles) -> None:
+        self.consoles = consoles
 
+    @classmethod
+    def create(cls, *, no_color: bool = False) -> RichReplayView:
+        return cls(make_consoles(no_color))
 
-def run_replay(
-    request: ReplayRequest, *, no_color: bool = False, consoles: Consoles | None = None
-) -> int:
-    """Replay the logs with progress, write the report, show the summary; the exit code."""
-    consoles = consoles or make_consoles(no_color)
-    prices = load_prices(request.prices) if request.prices else None
-    logs = read_logs(request.logs)
-    options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
-    with ReplayProgress(consoles, logs) as progress:
-        run = replay_logs(logs, options, progress)
-    report = build_report(run, prices)
-    if request.report:
-        write_report(report, request.report)
-    render_summary(report, consoles)
-    return EXIT_FAILURE if run.failed else EXIT_OK
+    def progress(self, logs: Sequence[ReplayLog]) -> ReplayProgress:
+        return ReplayProgress(self.consoles, logs)
 
+    def summary(self, report: Mapping[str, Any]) -> None:
+        render_summary(report, self.consoles)
 
-def run_diff(
-    a: Path, b: Path, *, prices: Path | None = None, no_color: bool = False,
-    consoles: Consoles | None = None,
-) -> int:  # fmt: skip
-    """Compare two replay reports and show what changed."""
-    consoles = consoles or make_consoles(no_color)
-    table = load_prices(prices) if prices else None
-    diff = diff_reports(read_report(a), read_report(b), table)
-    render_diff(diff, consoles, str(a), str(b))
-    return EXIT_OK
+    def diff(self, diff: ReportDiff, name_a: str, name_b: str) -> None:
+        render_diff(diff, self.consoles, name_a, name_b)
 
 
 # -- progress -------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The Rich screen of a played story: what the slash-command dispatcher shows, and how.
 
-``RichScreen`` implements ``play.commands.Screen``. The story's displayed text goes through
-the card's display regex scripts (``ui.regex_display``) and HTML they produce is flattened for
-the terminal; records and prompts keep the raw text.
+``RichScreen`` implements ``play.commands.Screen`` (and ``play.launch.OpeningScreen``). The
+story's displayed text goes through the card's display regex scripts (``regex.scripts``) and
+HTML they produce is flattened for the terminal (``ui.html_text``); records and prompts keep
+the raw text. What changed in a turn comes from ``play.reports.turn_changes``.
 """
 
 from __future__ import annotations
@@ -14,30 +15,32 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from narrative_cli.pipeline.story import Snapshot, TurnResult
+from narrative_cli.pipeline.story import TurnResult
+from narrative_cli.play import reports
 from narrative_cli.play.commands import TurnListener
 from narrative_cli.play.controller import PlaySession
+from narrative_cli.regex.scripts import AI_OUTPUT, RegexScripts, scripts_for
 from narrative_cli.tools.dice import DiceRoll
 from narrative_cli.ui import render
 from narrative_cli.ui.console import Consoles
-from narrative_cli.ui.regex_display import AI_OUTPUT, RegexDisplay, display_for, terminal_text
+from narrative_cli.ui.html_text import terminal_text
 from narrative_cli.ui.status import TurnView
 
 
 class RichScreen:
     """Shows turns, panels and messages of one PlaySession on a pair of consoles."""
 
-    def __init__(self, consoles: Consoles, lang: str, display: RegexDisplay | None = None) -> None:
+    def __init__(self, consoles: Consoles, lang: str, display: RegexScripts | None = None) -> None:
         self.consoles = consoles
         self.lang = lang
-        self.display = display or RegexDisplay()
+        self.display = display or RegexScripts()
         self._prefix = ""
 
     @classmethod
     def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
         """A screen in the story's language with the card's display scripts."""
         story = play.story
-        return cls(consoles, story.lang, display_for(story.card, story.persona, story.lang))
+        return cls(consoles, story.lang, scripts_for(story.card, story.persona, story.lang))
 
     # -- text as displayed -------------------------------------------------------------------
 
@@ -74,18 +77,13 @@ class RichScreen:
         elif _streamed(view).strip() not in new_text:
             self.print(Text("(as kept after clean-up:)", style="dim"))
             self.print(render.story_text(self.shown(new_text)))
-        before = play.previous
-        if before is not None:
-            from narrative_cli.pipeline.story import ensure_mvu
-
-            before = ensure_mvu(play.story, before)[0]
-        self._after(before, result, summary)
+        self._after(reports.turn_changes(play, result), result, summary)
         unseen = [w for w in result.warnings if w not in view.shown_warnings]
         if unseen:
             self.print(render.warning_lines(unseen))
         self.print(render.footer(result.usage.total(), self.lang, view.elapsed))
 
-    def _after(self, before: Snapshot | None, result: TurnResult, summary: bool) -> None:
+    def _after(self, changes: list[str], result: TurnResult, summary: bool) -> None:
         self._revealed(result)
         outputs = {tool: self.shown(text) for tool, text in result.post_outputs.items()}
         panel = render.outputs_panel(outputs, self.lang)
@@ -93,7 +91,7 @@ class RichScreen:
             self.print(panel)
         self.print(
             render.state_changes(
-                state_lines(before, result.snapshot, self.lang),
+                changes,
                 result.events_rejected,
                 result.mvu_rejected,
                 self.lang,
@@ -154,8 +152,8 @@ class RichScreen:
         from narrative_cli.ui.dice_view import dice_panel
 
         for item in result.tool_results:
-            data = item.get("data")
-            if item.get("kind") == "dice" and isinstance(data, dict) and data.get("reveal"):
+            data = item.data
+            if item.kind == "dice" and isinstance(data, dict) and data.get("reveal"):
                 self.print(dice_panel(data, self.lang))
 
     def roll(self, rolled: DiceRoll) -> None:
@@ -167,22 +165,6 @@ class RichScreen:
         from narrative_cli.ui.dice_view import ledger_table
 
         self.print(ledger_table(rows, self.lang, reveal=reveal))
-
-
-def state_lines(before: Snapshot | None, after: Snapshot, lang: str) -> list[str]:
-    """The state changes of a turn, one line each: on a card with MVU variables those are
-    the status (the built-in game state is not shown beside them), else the game state."""
-    from narrative_cli.state.engine import GameState, state_diff
-    from narrative_cli.state.mvu import mvu_diff
-
-    if before is None:
-        return []
-    if after.mvu:
-        return mvu_diff(before.mvu, after.mvu)
-    lines = state_diff(GameState.from_dict(before.state), GameState.from_dict(after.state), lang)
-    if after.mvu is not None:
-        lines.extend(mvu_diff(before.mvu, after.mvu))
-    return lines
 
 
 def _streamed(view: TurnListener) -> str:

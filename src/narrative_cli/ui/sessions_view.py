@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from narrative_cli.store.models import SessionInfo, TurnView
+if TYPE_CHECKING:  # the store's row types, for annotations only: ui/ never runs store code
+    from narrative_cli.store.models import SessionInfo, TurnView
 
 PREVIEW = 60
 
@@ -46,6 +47,8 @@ def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -
 
 def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool = False) -> None:
     """One session: its header, then each turn's input and reply (swipe k of n)."""
+    from narrative_cli.pipeline.story import PlayedTurn
+
     console = _console()
     console.print(f"[bold]Session {info.id}[/bold]: {escape(info.name)}")
     for line in _header_lines(info):
@@ -56,8 +59,9 @@ def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool =
     table.add_column(escape(info.user_name or "user"))
     table.add_column(escape(info.character_name or "reply"))
     for turn in turns:
-        user = "" if turn.number == 0 else _text(turn.record.get("user_input"), full)
-        reply = _text(turn.record.get("narrative"), full)
+        played = PlayedTurn.from_record(turn.record)
+        user = "" if turn.number == 0 else _text(played.user_input, full)
+        reply = _text(played.narrative, full)
         swipe = f"{turn.swipe_id + 1}/{turn.swipe_count}"
         table.add_row(str(turn.number), swipe, escape(user), escape(reply))
     console.print(table)

@@ -1,13 +1,17 @@
-"""The card's regex scripts applied to what the terminal shows (compat Appendix A).
+"""SillyTavern's regex scripts (compat Appendix A): which apply where, and how they rewrite.
 
-SillyTavern runs a script on *displayed* text when it is ``markdownOnly``; a script with
-neither ``markdownOnly`` nor ``promptOnly`` rewrites the message itself when it arrives, so
-it shows too; ``promptOnly`` scripts never change what is shown. Placement 2 is the model's
-output, placement 1 the user's input; ``minDepth``/``maxDepth`` filter by the distance from
-the newest message (0). Disabled scripts and scripts whose pattern cannot be used are skipped
-(listed in ``problems``).
+One ``RegexScripts`` holds the card's scripts for one target. ``display``: SillyTavern runs a
+script on *displayed* text when it is ``markdownOnly``; a script with neither
+``markdownOnly`` nor ``promptOnly`` rewrites the message itself when it arrives, so it shows
+too; ``promptOnly`` scripts never change what is shown. ``prompt``: what the model is sent
+is changed by ``promptOnly`` scripts and by those with neither flag (the message itself);
+``markdownOnly`` ones never reach a prompt. Placement 2 is the model's output, placement 1
+the user's input; ``minDepth``/``maxDepth`` filter by the distance from the newest message
+(0). Disabled scripts and scripts whose pattern cannot be used, or that run past the time
+limit, are skipped (listed in ``problems``).
 
-Only the display changes here: prompts, records, traces and exports keep the raw text.
+The terminal display (``ui.screen``) uses the ``display`` target today; prompts do not
+apply scripts yet (records, traces and exports keep the raw text either way).
 
 Replacement strings follow SillyTavern: ``{{match}}`` is ``$0``; ``$1``… and ``$<name>`` are
 capture groups with every ``trimStrings`` item removed (a missing group gives ""); the result
@@ -20,12 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from narrative_cli.domain import RegexScript
 
 USER_INPUT = 1
 AI_OUTPUT = 2
+Target = Literal["display", "prompt"]
 _GROUP_REF = re.compile(r"\$(\d+)|\$<([^>]+)>")
 
 Macros = Callable[[str], str]
@@ -43,18 +48,20 @@ class _Compiled:
 
 
 @dataclass
-class RegexDisplay:
-    """Display-time regex scripts of one card; ``ai_output``/``user_input`` rewrite text."""
+class RegexScripts:
+    """The regex scripts of one card for one target; ``ai_output``/``user_input`` rewrite text."""
 
     scripts: Sequence[RegexScript] = ()
     macros: Macros = _no_macros
+    target: Target = "display"
     problems: list[str] = field(default_factory=list)
     _compiled: list[_Compiled] = field(default_factory=list, repr=False)
     _slow: list[_Compiled] = field(default_factory=list, repr=False)  # timed out: skipped
 
     def __post_init__(self) -> None:
+        applies = shows if self.target == "display" else prompts
         for script in self.scripts:
-            if script.disabled or not shows(script):
+            if script.disabled or not applies(script):
                 continue
             compiled = self._compile(script)
             if compiled is not None:
@@ -65,11 +72,11 @@ class RegexDisplay:
         return any(placement in c.script.placement for c in self._compiled)
 
     def ai_output(self, text: str, depth: int = 0) -> str:
-        """The model's text as shown (placement 2)."""
+        """The model's text for this target (placement 2)."""
         return self.apply(text, AI_OUTPUT, depth)
 
     def user_input(self, text: str, depth: int = 0) -> str:
-        """The user's text as shown (placement 1)."""
+        """The user's text for this target (placement 1)."""
         return self.apply(text, USER_INPUT, depth)
 
     def apply(self, text: str, placement: int, depth: int = 0) -> str:
@@ -142,6 +149,11 @@ def shows(script: RegexScript) -> bool:
     return script.markdown_only or not script.prompt_only
 
 
+def prompts(script: RegexScript) -> bool:
+    """True when the script changes what a prompt is sent: promptOnly, or neither only-flag."""
+    return script.prompt_only or not script.markdown_only
+
+
 def _in_depth(script: RegexScript, depth: int) -> bool:
     low, high = script.min_depth, script.max_depth
     if low is not None and low >= 0 and depth < low:
@@ -163,46 +175,15 @@ def _escaped_macros(body: str, macros: Macros) -> str:
     return re.sub(r"\{\{[^{}]*\}\}", lambda m: re.escape(macros(m.group())), body)
 
 
-def display_for(card: object, persona: object = None, lang: str = "en") -> RegexDisplay:
-    """The display scripts of a card, with its macros ({{char}}, {{user}}) expanded."""
+def scripts_for(
+    card: object, persona: object = None, lang: str = "en", target: Target = "display"
+) -> RegexScripts:
+    """A card's scripts for ``target``, with its macros ({{char}}, {{user}}) expanded."""
     from narrative_cli.context.macros import env_for, expand
     from narrative_cli.domain import Card, Persona
     from narrative_cli.load.regex import regex_scripts
 
     if not isinstance(card, Card):
-        return RegexDisplay()
+        return RegexScripts(target=target)
     env = env_for(card, persona if isinstance(persona, Persona) else None, lang=lang)
-    return RegexDisplay(regex_scripts(card), macros=lambda text: expand(text, env))
-
-
-_HTML_HINT = re.compile(
-    r"<(?:html|head|body|div|span|p|br|hr|table|tr|td|th|details|summary|style|script|b|i|u|"
-    r"strong|em|font|center|img|ul|ol|li|h[1-6])\b[^>]*>",
-    re.IGNORECASE,
-)
-_HIDDEN = re.compile(r"<(script|style|head)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_FENCE = re.compile(r"```(?:html)?\s*\n(.*?)```", re.IGNORECASE | re.DOTALL)
-_BREAKS = re.compile(
-    r"<br\s*/?>|</(?:p|div|li|tr|h[1-6]|summary|details|table)\s*>|<hr\s*/?>", re.IGNORECASE
-)
-_CELL = re.compile(r"</t[dh]\s*>", re.IGNORECASE)
-_TAG = re.compile(r"<!--.*?-->|<!doctype[^>]*>|</?[A-Za-z][^<>]*>", re.IGNORECASE | re.DOTALL)
-
-
-def terminal_text(text: str) -> str:
-    """HTML that display scripts produced (status bars and the like) as plain terminal text.
-
-    A terminal runs no HTML or JavaScript: scripts and styles are dropped, line-level tags
-    become line breaks, table cells are separated, other tags vanish and entities are decoded.
-    Text without HTML comes back unchanged.
-    """
-    if not _HTML_HINT.search(text):
-        return text
-    import html
-
-    body = _FENCE.sub(lambda m: m.group(1), text)
-    body = _HIDDEN.sub("", body)
-    body = _CELL.sub("  ", _BREAKS.sub("\n", body))
-    body = html.unescape(_TAG.sub("", body))
-    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in body.splitlines()]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return RegexScripts(regex_scripts(card), macros=lambda text: expand(text, env), target=target)
