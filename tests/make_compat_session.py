@@ -2,8 +2,9 @@
 code of one commit, kept so later code is tested against it (``tests/test_record_compat.py``).
 
 Run from the repository root with that commit's ``src`` first on ``PYTHONPATH``:
-``python -m tests.make_compat_session LABEL``. Kept: ``29cdb04`` (the first wave) and
-``ab23b4f`` (main just before turn records were typed, #12, with #20's dice streams).
+``python -m tests.make_compat_session LABEL``. Kept: ``29cdb04`` (the first wave),
+``ab23b4f`` (with #20's dice streams) and ``d42d10b`` (main just before turn records were
+typed, #12, with #14's MagVarUpdate commands).
 The session covers every part of a turn record: a plan with tool calls and text recall, a
 tool result, accepted and rejected events, summary entries, MVU patches applied and rejected,
 activated lore, budget cuts, warnings, usage, and a second swipe of the last turn.
@@ -49,7 +50,12 @@ ANALYSIS = {
     ],
     "summary_entries": ["The ferry left the pier in fog."],
 }
-PATCHES = {
+MVU_REPLY = (
+    "<UpdateVariable>\n_.set('mood', 'wary', 'calm');//the fog lifts\n"
+    "_.set('coins', 2, 5);//paid the fare\n_.set('missing.thing', 1, 2);//no such variable\n"
+    "</UpdateVariable>"
+)
+PATCHES = {  # mvu_extract's JSON-patch reply before #14 (29cdb04, ab23b4f were written with it)
     "patches": [
         {"op": "replace", "path": "/mood", "value": "calm"},
         {"op": "delta", "path": "/coins", "value": 3},
@@ -70,11 +76,13 @@ def compat_card(folder: Path) -> Path:
     return write_card(folder, entries)
 
 
-def play_compat_session(store: SessionStore, card: Path, server: ScriptedServer) -> int:
+def play_compat_session(
+    store: SessionStore, card: Path, server: ScriptedServer, mvu_reply: object = MVU_REPLY
+) -> int:
     """Play the stored session's turns again (two turns, then a regenerate); its id."""
     settings = settings_for(server, mode="serial")
     settings.profiles["scripted"].context_size = 700
-    Script({"planning": PLAN_WITH_CALLS, "analysis": ANALYSIS, "mvu_extract": PATCHES}).install(
+    Script({"planning": PLAN_WITH_CALLS, "analysis": ANALYSIS, "mvu_extract": mvu_reply}).install(
         server
     )
     options = PlayOptions(card=str(card), greeting=0, session="compat", seed=7)
@@ -93,7 +101,8 @@ def main() -> None:
         db = HERE / f"{label}-session.db"
         db.unlink(missing_ok=True)
         store = SessionStore(db)
-        session_id = play_compat_session(store, compat_card(Path(tmp)), server)
+        mvu_reply = PATCHES if label in ("29cdb04", "ab23b4f") else MVU_REPLY
+        session_id = play_compat_session(store, compat_card(Path(tmp)), server, mvu_reply)
         dump = session_dump(store, session_id)
         (HERE / f"{label}-export.json").write_text(
             json.dumps(dump, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8"

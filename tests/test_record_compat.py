@@ -1,8 +1,9 @@
 """Sessions stored before turn records were typed (#12) still load, play on and export the same.
 
 ``data/compat/LABEL-session.db`` and ``LABEL-export.json`` were written by the code of commit
-LABEL (``tests/make_compat_session.py``): ``29cdb04`` is the first wave, ``ab23b4f`` main
-just before #12 (records with ``rng_stream``). The session holds every part of a turn record.
+LABEL (``tests/make_compat_session.py``): ``29cdb04`` is the first wave, ``ab23b4f`` adds dice
+streams (``rng_stream``, #20), ``d42d10b`` is main just before #12 (MagVarUpdate commands,
+#14). The session holds every part of a turn record.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from narrative_cli.store.sessions import SessionStore
 
 from .make_compat_session import (
     ANALYSIS,
-    PATCHES,
+    MVU_REPLY,
     PLAN_WITH_CALLS,
     compat_card,
     play_compat_session,
@@ -31,9 +32,9 @@ from .pipeline_support import Script, settings_for
 from .servers import ScriptedServer
 
 DATA = Path(__file__).parent / "data" / "compat"
-OLDEST, BEFORE_12 = "29cdb04", "ab23b4f"
-LABELS = (OLDEST, BEFORE_12)
-ADDED_SINCE = {OLDEST: {"rng_stream": 0}, BEFORE_12: {}}  # fields later versions write
+OLDEST, DICE, BEFORE_12 = "29cdb04", "ab23b4f", "d42d10b"
+LABELS = (OLDEST, DICE, BEFORE_12)
+ADDED_SINCE = {OLDEST: {"rng_stream": 0}, DICE: {}, BEFORE_12: {}}  # fields later versions write
 
 
 def _open(label: str, folder: Path) -> SessionStore:
@@ -63,7 +64,7 @@ def test_every_old_record_reads_into_types_and_writes_back_identically(
     for record, snapshot in pairs:
         written = TurnResult.from_record(record, snapshot).to_record()
         assert written == {**record, **ADDED_SINCE[label]}
-        if label == BEFORE_12:  # the same bytes, key order included
+        if label != OLDEST:  # the same bytes, key order included
             assert json.dumps(written, ensure_ascii=False) == json.dumps(record, ensure_ascii=False)
     last = TurnResult.from_record(*pairs[-1])
     assert last.plan is not None and [c.tool for c in last.plan.tool_calls] == ["roll_dice", "nope"]
@@ -71,11 +72,12 @@ def test_every_old_record_reads_into_types_and_writes_back_identically(
     assert [r.kind for r in last.tool_results] == ["dice", "warning"]
     assert [e.type for e in last.events_applied] == ["move", "add_item"]
     assert [e.type for e in last.events_rejected] == ["fly_away"]
-    assert [p.patch["path"] for p in last.mvu_rejected] == ["/missing/thing"]
+    [rejected] = last.mvu_rejected
+    assert "missing" in (rejected.patch if label == BEFORE_12 else rejected.patch["path"])
     assert {hit.comment for hit in last.lore} == {"fog", "ferry"}
     assert last.budget_cuts and last.budget_cuts[0].cuts[0].block
     assert PlayedTurn.from_record(pairs[-1][0]).user_input == "I light the lantern."
-    assert TurnRecord.read(pairs[-1][0]).rng_stream == (1 if label == BEFORE_12 else 0)
+    assert TurnRecord.read(pairs[-1][0]).rng_stream == (0 if label == OLDEST else 1)
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -92,9 +94,8 @@ def test_an_old_session_resumes_swipes_and_plays_on(label: str, tmp_path: Path) 
     store = _open(label, tmp_path)
     card = compat_card(tmp_path)
     with ScriptedServer() as server:
-        Script({"planning": PLAN_WITH_CALLS, "analysis": ANALYSIS, "mvu_extract": PATCHES}).install(
-            server
-        )
+        replies = {"planning": PLAN_WITH_CALLS, "analysis": ANALYSIS, "mvu_extract": MVU_REPLY}
+        Script(replies).install(server)
         settings = settings_for(server, mode="serial")
         options = PlayOptions(card=str(card))
         play = PlaySession.resume(store, "compat", options, BackendSet.from_settings(settings))
