@@ -474,4 +474,4 @@ def test_delay_counts_the_chat_s_messages_like_sillytavern(
         source="card",
     )]
     result = run_turn(story, "I trim the wick.", backends_for(scripted_server))
-    assert any(item["uid"] == 98 for item in result.lore) is fires
+    assert any(hit.uid == 98 for hit in result.lore) is fires
