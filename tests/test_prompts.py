@@ -213,16 +213,17 @@ def test_blocks_come_in_the_design_order() -> None:
         "character", "worldinfo2", "story_summary", "user_persona", "recent_turns",
         "worldinfo3", "state_summary", "user_input", "closing",
     ]  # fmt: skip
+    inputs = make_inputs("en", "none")  # without a preset the writers follow the design
     assert build_writing(inputs).block_names() == [
-        "preset_system", "card_system_prompt", "worldinfo1", "writing_system", "tool_rule",
+        "card_system_prompt", "worldinfo1", "writing_system", "tool_rule",
         "dice_rule",
-        "user_preset", "character", "worldinfo2", "user_persona", "recent_turns",
+        "character", "worldinfo2", "user_persona", "recent_turns",
         "character_note", "worldinfo3", "text_recall", "writing_guide", "tool_results",
         "user_input", "post_history_instructions",
     ]  # fmt: skip
     assert build_merged_writing(inputs).block_names() == [
-        "preset_system", "card_system_prompt", "worldinfo1", "merged_writing_system",
-        "user_preset", "character", "worldinfo2", "user_persona", "story_summary",
+        "card_system_prompt", "worldinfo1", "merged_writing_system",
+        "character", "worldinfo2", "user_persona", "story_summary",
         "recent_turns", "character_note", "worldinfo3", "text_recall", "state_summary",
         "user_input", "post_history_instructions", "closing",
     ]  # fmt: skip
@@ -252,18 +253,14 @@ def test_the_card_reaches_the_story_agents_in_the_stable_head(builder: object) -
 
 def test_card_system_prompt_and_instructions_honour_original() -> None:
     split = build_writing(make_inputs("en", "split"))
-    system = split.messages[0].content
-    assert system.startswith("Prose: concrete and sensory")  # preset system head first
-    assert (
-        "Write Mira as a grounded character. Write Mira's next reply in a chat with Tom." in system
+    contents = [m.content for m in split.messages]
+    # The card's system prompt takes main's slot, first; {{original}} is the preset's main.
+    assert contents[0] == (
+        "Write Mira as a grounded character. Write Mira's next reply in a chat with Tom."
     )
-    user = split.messages[1].content
-    assert user.endswith(
-        "<post_history_instructions>\n[Stay in character.] Never speak for Tom.\n"
-        "</post_history_instructions>"
-    )
-    assert user.index("<user_input>") < user.index("<post_history_instructions>")
-    assert user.count("[Stay in character.]") == 1  # the card's instructions replace it
+    # Its post-history instructions take the jailbreak's slot, with the preset's text inside.
+    assert "[Stay in character.] Never speak for Tom." in contents
+    assert sum(c.count("[Stay in character.]") for c in contents) == 1
     none = build_writing(make_inputs("en", "none")).messages[0].content
     assert none.startswith("Write Mira as a grounded character.\n\n<worldinfo1>")
 
@@ -283,22 +280,24 @@ def test_preset_none_adds_no_preset_text_and_never_fails() -> None:
     assert build_writing(bare).messages  # no preset at all is fine too
 
 
-def test_preset_split_feeds_system_heads_and_the_writers_user_preset() -> None:
+def test_preset_split_feeds_the_planner_system_head_and_shapes_the_writer() -> None:
     inputs = make_inputs("en", "split")
     head = "Prose: concrete and sensory; no purple prose.\n\nDark themes are allowed"
+    assert build_planning(inputs).messages[0].content.startswith(head)
+    assert "<user_preset>" not in build_planning(inputs).messages[1].content
     for builder in (build_planning, build_writing, build_merged_writing):
-        prompt = builder(inputs)
-        assert prompt.messages[0].content.startswith(head)
-        every = "\n".join(m.content for m in prompt.messages)
+        every = "\n".join(m.content for m in builder(inputs).messages)
         assert "DISABLED TEXT" not in every
         assert "Write Mira's next reply in a chat with Tom." not in every.replace(
             "Write Mira as a grounded character. Write Mira's next reply in a chat with Tom.", ""
         )  # main appears only as the card's {{original}}
-    writer_user = build_writing(inputs).messages[1].content
-    assert writer_user.startswith(
-        "<user_preset>\nTom leads; Mira keeps her own will.\n</user_preset>"
-    )
-    assert "<user_preset>" not in build_planning(inputs).messages[1].content
+    for builder in (build_writing, build_merged_writing):
+        messages = builder(inputs).messages
+        pairs = [(m.role, m.content) for m in messages]
+        style = pairs.index(("system", "Prose: concrete and sensory; no purple prose."))
+        reminder = pairs.index(("user", "Tom leads; Mira keeps her own will."))
+        nsfw = pairs.index(("system", "Dark themes are allowed when the story calls for them."))
+        assert style < reminder < nsfw  # the preset's order, each prompt with its own role
 
 
 def test_macros_apply_to_card_lore_and_preset_but_not_to_history_or_input() -> None:
@@ -306,7 +305,7 @@ def test_macros_apply_to_card_lore_and_preset_but_not_to_history_or_input() -> N
     weird = HistoryTurn(3, "I say {{char}}", "She says {{user}}")
     inputs = replace(inputs, history=[*inputs.history[:3], weird, *inputs.history[4:]])
     inputs = replace(inputs, user_input="I whisper {{char}}", writing_window=WindowSettings(9, 0))
-    text = build_writing(inputs).messages[1].content
+    text = "\n".join(m.content for m in build_writing(inputs).messages)
     assert "Tonight is Sunday." in text and "The harbour below is closed to boats." in text
     assert "{{" not in text.replace("{{char}}", "").replace("{{user}}", "")
     assert "I say {{char}}" in text and "She says {{user}}" in text

@@ -176,12 +176,16 @@ class Card:
 
 @dataclass
 class Message:
-    """One message of an LLM request."""
+    """One message of an LLM request. ``name``: the speaker SillyTavern sends with example
+    dialogue (``example_user`` / ``example_assistant``); empty for most messages."""
 
     role: Role
     content: str
+    name: str = ""
 
     def to_dict(self) -> dict[str, str]:
+        if self.name:
+            return {"role": self.role, "content": self.content, "name": self.name}
         return {"role": self.role, "content": self.content}
 
 

@@ -15,6 +15,7 @@ from narrative_cli.agents.templates import analysis_system, fill, mvu_extract_sy
 from narrative_cli.context import parts
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain, tagged
 from narrative_cli.context.expand import apply_macros
+from narrative_cli.context.preset_prompt import build_preset_writing
 from narrative_cli.context.inputs import (
     HistoryTurn,
     PromptInputs,
@@ -73,6 +74,12 @@ def build_writing(inputs: PromptInputs) -> Prompt:
     turns = parts.window(inputs, inputs.writing_window)
     results = parts.tool_results(inputs)
     rule = template(lang, "writing_tool_rule") if not results.empty else ""
+    if _preset_shaped(inputs):
+        rules = [parts.worldinfo(1, inputs.worldinfo1, stable=True),
+                 plain("writing_system", template(lang, "writing_system"), stable=True),
+                 plain("tool_rule", rule, stable=True), _dice_rule(inputs)]
+        now = [parts.text_recall(inputs), parts.writing_guide(inputs), results]
+        return build_preset_writing(inputs, "writing", rules, now)
     # Fixed text that is only present on turns with tool results: part of the cached head.
     system = [
         *_writer_head(inputs, "writing_system"),
@@ -101,6 +108,13 @@ def build_merged_writing(inputs: PromptInputs) -> Prompt:
     inputs = apply_macros(inputs)
     lang = inputs.lang
     turns = parts.window(inputs, inputs.writing_window)
+    if _preset_shaped(inputs):
+        rules = [parts.worldinfo(1, inputs.worldinfo1, stable=True),
+                 plain("merged_writing_system", template(lang, "merged_writing_system"),
+                       stable=True), _dice_rule(inputs, merged=True)]
+        now = [parts.story_summary(inputs, turns), parts.text_recall(inputs),
+               parts.state_summary(inputs), plain("closing", template(lang, "merged_writing_closing"))]
+        return build_preset_writing(inputs, "merged_writing", rules, now)
     user = [
         parts.user_preset(inputs),
         parts.character(inputs, examples=True),
@@ -165,6 +179,13 @@ def build_prompt(agent: str, inputs: PromptInputs, narrative: str = "") -> Promp
     if agent == "mvu_extract":
         return build_mvu_extract(inputs, narrative)
     raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
+
+
+def _preset_shaped(inputs: PromptInputs) -> bool:
+    """A given preset shapes the writer's request (``split``: the pipeline's mode whenever the
+    user gave a preset); ``none`` means no preset."""
+    parts.preset_text(inputs)  # checks the mode
+    return inputs.preset is not None and inputs.preset_mode == "split"
 
 
 def _dice_rule(inputs: PromptInputs, *, merged: bool = False) -> Block:

@@ -1,8 +1,12 @@
 """SillyTavern Chat Completion presets (compat §5): prompts in character 100001's order.
 
 The preset's ``prompt_order`` holds one list per character; Chat Completion uses the dummy id
-100001. Without that list SillyTavern builds its default order, and so do we. Order entries that
-point at unknown prompts are dropped. Pre-prompt-manager presets (``main_prompt``,
+100001. Without that list the older ``100000`` slot is used, and without either SillyTavern's
+default order. Bare ``{identifier, enabled}`` items at the top level of ``prompt_order`` (a
+malformed shape some community presets carry) belong to no character and are skipped, as
+SillyTavern's lookup by ``character_id`` skips them. Order entries that point at unknown prompts
+are dropped. Files of another kind (instruct or context templates, system prompts,
+text-completion presets) are refused with one line naming their kind. Pre-prompt-manager presets (``main_prompt``,
 ``nsfw_prompt``, ``jailbreak_prompt`` strings) become the ``main``/``nsfw``/``jailbreak``
 prompts, except in the preset named ``Default`` (as SillyTavern does).
 """
@@ -19,9 +23,16 @@ from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, json_type
 
 CHARACTER_ID = 100001
+FALLBACK_CHARACTER_ID = 100000
 SAMPLER_KEYS = ("temperature", "frequency_penalty", "presence_penalty", "top_p", "top_k", "top_a",
                 "min_p", "repetition_penalty", "openai_max_context", "openai_max_tokens", "seed",
-                "n", "stream_openai")
+                "n", "stream_openai", "reasoning_effort")
+# Keys that mark a SillyTavern file of another kind than a Chat Completion preset.
+OTHER_KINDS = ((("input_sequence", "output_sequence"), "an instruct template"),
+               (("story_string",), "a context template"),
+               (("temp", "rep_pen"), "a text-completion preset"),
+               (("rep_pen_range",), "a text-completion preset"),
+               (("name", "content"), "a system prompt template"))
 DEFAULT_ORDER = (("main", True), ("worldInfoBefore", True), ("personaDescription", True),
                  ("charDescription", True), ("charPersonality", True), ("scenario", True),
                  ("enhanceDefinitions", False), ("nsfw", True), ("worldInfoAfter", True),
@@ -61,21 +72,35 @@ def parse_prompt(obj: dict[str, Any], index: int, where: str) -> PresetPrompt:
 
 
 def prompt_order(obj: dict[str, Any], where: str) -> list[tuple[str, bool]]:
-    """``(identifier, enabled)`` pairs of character 100001, or SillyTavern's default order."""
+    """``(identifier, enabled)`` pairs of character 100001 (else 100000), or the default order."""
     lists = obj.get("prompt_order")
     if lists is None:
         return list(DEFAULT_ORDER)
     if not isinstance(lists, list):
         raise PresetError(f"{where}: 'prompt_order' must be a list, got {json_type(lists)}")
-    for item in lists:
-        if isinstance(item, dict) and str(item.get("character_id")) == str(CHARACTER_ID):
-            label = f"{where}: prompt_order {CHARACTER_ID}"
-            pairs = []
-            for entry in Fields(item, label, PresetError).objects("order"):
-                e = Fields(entry, label, PresetError)
-                pairs.append((e.text("identifier"), e.flag("enabled", True)))
-            return pairs
+    for character in (CHARACTER_ID, FALLBACK_CHARACTER_ID):
+        for item in lists:
+            if isinstance(item, dict) and str(item.get("character_id")) == str(character):
+                return _order_pairs(item, f"{where}: prompt_order {character}")
     return list(DEFAULT_ORDER)
+
+
+def _order_pairs(item: dict[str, Any], label: str) -> list[tuple[str, bool]]:
+    pairs = []
+    for entry in Fields(item, label, PresetError).objects("order"):
+        e = Fields(entry, label, PresetError)
+        pairs.append((e.text("identifier"), e.flag("enabled", True)))
+    return pairs
+
+
+def other_kind(obj: dict[str, Any]) -> str:
+    """What a SillyTavern file that is not a Chat Completion preset is ("" for a preset)."""
+    if "prompts" in obj or "prompt_order" in obj:
+        return ""
+    for keys, kind in OTHER_KINDS:
+        if all(k in obj for k in keys):
+            return kind
+    return ""
 
 
 def _legacy_prompts(obj: dict[str, Any], where: str, name: str) -> list[PresetPrompt]:
@@ -90,6 +115,10 @@ def parse_preset(obj: object, where: str, name: str) -> Preset:
     """A Preset from parsed preset JSON."""
     if not isinstance(obj, dict):
         raise PresetError(f"{where}: not a preset (expected a JSON object, got {json_type(obj)})")
+    kind = other_kind(obj)
+    if kind:
+        raise PresetError(f"{where}: this is {kind}, not a Chat Completion preset; narrative "
+                          "sends chat messages and reads only Chat Completion presets")
     samplers = {k: obj[k] for k in SAMPLER_KEYS if k in obj}
     if "prompts" in obj:
         raw = Fields(obj, where, PresetError).objects("prompts")
