@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from narrative_cli.agents.replies import Plan
 from narrative_cli.domain import Card, Persona, Preset
+from narrative_cli.errors import ConfigError
 
 Lang = Literal["zh", "en"]
 PresetMode = Literal["none", "split"]
@@ -89,3 +90,11 @@ class PromptInputs:
     # Budget cuts (context.budget sets these; builders honour them).
     window_trim: int = 0  # oldest turns removed from every window
     macros_applied: bool = False  # set by context.expand.apply_macros
+
+
+def effective_preset_mode(configured: str, preset: Preset | None) -> PresetMode:
+    """``split`` whenever the user gave a preset: a preset given is always used (issue #15).
+    ``none`` in the config now only means "no preset"; other values are refused."""
+    if configured not in PRESET_MODES:
+        raise ConfigError(f"preset_mode must be none or split, got {configured!r}")
+    return "split" if preset is not None else "none"

@@ -15,13 +15,13 @@ from narrative_cli.agents.templates import analysis_system, fill, mvu_extract_sy
 from narrative_cli.context import parts
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain, tagged
 from narrative_cli.context.expand import apply_macros
-from narrative_cli.context.preset_prompt import build_preset_writing
 from narrative_cli.context.inputs import (
     HistoryTurn,
     PromptInputs,
     SummaryEntry,
     WindowSettings,
 )
+from narrative_cli.context.preset_prompt import build_preset_writing
 
 __all__ = [
     "AGENTS",
@@ -113,7 +113,8 @@ def build_merged_writing(inputs: PromptInputs) -> Prompt:
                  plain("merged_writing_system", template(lang, "merged_writing_system"),
                        stable=True), _dice_rule(inputs, merged=True)]
         now = [parts.story_summary(inputs, turns), parts.text_recall(inputs),
-               parts.state_summary(inputs), plain("closing", template(lang, "merged_writing_closing"))]
+               parts.state_summary(inputs),
+               plain("closing", template(lang, "merged_writing_closing"))]
         return build_preset_writing(inputs, "merged_writing", rules, now)
     user = [
         parts.user_preset(inputs),

@@ -6,9 +6,10 @@ default order. Bare ``{identifier, enabled}`` items at the top level of ``prompt
 malformed shape some community presets carry) belong to no character and are skipped, as
 SillyTavern's lookup by ``character_id`` skips them. Order entries that point at unknown prompts
 are dropped. Files of another kind (instruct or context templates, system prompts,
-text-completion presets) are refused with one line naming their kind. Pre-prompt-manager presets (``main_prompt``,
-``nsfw_prompt``, ``jailbreak_prompt`` strings) become the ``main``/``nsfw``/``jailbreak``
-prompts, except in the preset named ``Default`` (as SillyTavern does).
+text-completion presets) are refused with one line naming their kind. Pre-prompt-manager
+presets (``main_prompt``, ``nsfw_prompt``, ``jailbreak_prompt`` strings) become the
+``main``/``nsfw``/``jailbreak`` prompts, except in the preset named ``Default`` (as
+SillyTavern does).
 """
 
 from __future__ import annotations

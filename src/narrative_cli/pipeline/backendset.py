@@ -69,6 +69,17 @@ class BackendSet:
                 self._opened[opened] = self.opener(profile, agent_settings)
             return self._opened[opened], agent_settings
 
+    def configured(self, agent: str) -> AgentSettings | None:
+        """The settings the user gave for ``agent`` (no defaults filled in), if any: a
+        preset's samplers give way to these (``pipeline.samplers``)."""
+        for key in (agent, agent.split(":", 1)[0], "*"):
+            if key in self.fixed:
+                return self.fixed[key][1]
+        if self.settings is None:
+            return None
+        key = settings_key(self.settings, agent)
+        return self.settings.agents.get(key) if key else None
+
     def model_of(self, agent: str) -> str:
         """The model name an agent's requests go to, for traces ("" when unknown)."""
         if self.settings is not None and not any(

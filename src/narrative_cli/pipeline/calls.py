@@ -29,6 +29,7 @@ from narrative_cli.errors import BackendError, TurnCancelled
 from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import CallFinished, Listener, PipelineEvent, TextDelta
+from narrative_cli.pipeline.samplers import with_preset_samplers
 from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
 
 Parser = Callable[[str, str, "str | None"], ParseResult]
@@ -61,8 +62,10 @@ class CallRunner:
         lang: str,
         listener: Listener,
         trace: TraceWriter | None = None,
+        samplers: dict[str, Any] | None = None,
     ) -> None:
         self.backends = backends
+        self.samplers = samplers or {}  # a preset's, for the writer (pipeline.samplers)
         self.turn, self.mode, self.lang = turn, mode, lang
         self.trace = trace
         self.account = TurnAccount()
@@ -86,16 +89,15 @@ class CallRunner:
     ) -> ChatReply:
         """Send one request for ``agent`` and return the reply (BackendError on failure)."""
         backend, agent_settings = self.backends.get(agent)
-        request = with_agent_defaults(
-            ChatRequest(
-                messages=list(messages),
-                agent=agent,
-                json_schema=response_format(schema) if schema else None,
-                stream=stream,
-                cache_breakpoints=list(cache_breakpoints),
-            ),
-            agent_settings,
+        request = ChatRequest(
+            messages=list(messages),
+            agent=agent,
+            json_schema=response_format(schema) if schema else None,
+            stream=stream,
+            cache_breakpoints=list(cache_breakpoints),
         )
+        request = with_preset_samplers(request, self.samplers, self.backends.configured(agent))
+        request = with_agent_defaults(request, agent_settings)
         on_text = self._streamer(agent) if stream else None
         started = time.perf_counter()
         try:

@@ -53,6 +53,7 @@ from narrative_cli.pipeline.events import Listener, ignore
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.records import LoreHit
+from narrative_cli.pipeline.samplers import preset_samplers
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
@@ -114,6 +115,7 @@ def run_turn(
         lang=story.lang,
         listener=listener or ignore,
         trace=trace,
+        samplers=preset_samplers(story.preset),
     )
     state = TurnState.start(story, user_input, snapshot, calls, rng_stream)
     if problem:

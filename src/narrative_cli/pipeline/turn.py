@@ -14,17 +14,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.replies import Plan
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import (
     HistoryTurn,
-    PresetMode,
     PromptInputs,
     SummaryEntry,
     WindowSettings,
+    effective_preset_mode,
 )
 from narrative_cli.context.window import window_first
 from narrative_cli.domain import LoreEntry
@@ -193,7 +193,7 @@ class TurnState:
             worldinfo3=[e.content for e in self.routed.worldinfo3],
             outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
             preset=story.preset,
-            preset_mode=cast(PresetMode, pipeline.preset_mode),  # parts checks the value
+            preset_mode=effective_preset_mode(pipeline.preset_mode, story.preset),
             tool_list_text=tool_list_text,
             mvu_rules=list(self.mvu_rules),
             clock=story.clock(),
