@@ -165,41 +165,52 @@ def _macro(inputs: PromptInputs, key: str, default: str) -> str:
 
 
 def example_dialogues(text: str) -> list[str]:
-    """``mes_example`` split on ``<START>`` (case-insensitive), blank blocks dropped."""
-    if not text.strip():
+    """``mes_example`` split on ``<START>`` (case-insensitive), each block trimmed."""
+    if not text or text == "<START>":
         return []
-    if not text.lstrip().upper().startswith("<START>"):
-        text = "<START>\n" + text
-    return [block.strip() for block in _START.split(text) if block.strip()]
+    if not text.startswith("<START>"):
+        text = "<START>\n" + text.strip()
+    return [block.strip() for block in _START.split(text)[1:]]
 
 
 def _examples(inputs: PromptInputs) -> list[Part]:
-    """Each ``<START>`` block: the example-chat note, then one system message per line turn
-    named ``example_user`` / ``example_assistant`` (the speaker prefix stripped)."""
+    """Each ``<START>`` block: the example-chat note, then one system message per turn named
+    ``example_user`` / ``example_assistant``; a block without turns sends nothing."""
     header = _macro(inputs, "new_example_chat_prompt", "[Example Chat]")
     parts: list[Part] = []
     for index, block in enumerate(example_dialogues(inputs.card.mes_example)):
-        parts.append(("system", [plain("example_chat", header, stable=True)], ""))
-        for n, (name, text) in enumerate(_example_turns(inputs, block)):
+        turns = example_turns(block, inputs.persona.name, inputs.card.name)
+        if turns:
+            parts.append(("system", [plain("example_chat", header, stable=True)], ""))
+        for n, (name, text) in enumerate(turns):
             parts.append(("system", [plain(f"example:{index}-{n}", text, stable=True)], name))
     return parts
 
 
-def _example_turns(inputs: PromptInputs, block: str) -> list[tuple[str, str]]:
-    user, char = inputs.persona.name, inputs.card.name
+def example_turns(block: str, user: str, char: str) -> list[tuple[str, str]]:
+    """The turns of one example block. A line starting ``<user>:`` or ``<char>:`` starts a
+    turn; other lines join the current one (lines before the first speaker join the first
+    turn); the speaker's first ``Name:`` is removed, as SillyTavern parses examples."""
     turns: list[tuple[str, str]] = []
-    for line in block.splitlines():
-        for prefix, name in ((f"{user}:", "example_user"), (f"{char}:", "example_assistant"),
-                             (f"{user}：", "example_user"), (f"{char}：", "example_assistant")):
-            if line.startswith(prefix):
-                turns.append((name, line[len(prefix):].strip()))
-                break
-        else:
-            if turns:
-                turns[-1] = (turns[-1][0], f"{turns[-1][1]}\n{line}".strip())
-            elif line.strip():
-                turns.append(("example_assistant", line.strip()))
+    lines: list[str] = []
+    speaker = ""
+    for line in block.split("\n"):
+        now = "user" if line.startswith(f"{user}:") else "char" if line.startswith(
+            f"{char}:") else ""
+        if now and speaker and now != speaker:
+            turns.append(_example_turn(speaker, lines, user, char))
+            lines = []
+        speaker = now or speaker
+        lines.append(line)
+    if speaker:
+        turns.append(_example_turn(speaker, lines, user, char))
     return turns
+
+
+def _example_turn(speaker: str, lines: list[str], user: str, char: str) -> tuple[str, str]:
+    name = user if speaker == "user" else char
+    text = "\n".join(lines).replace(f"{name}:", "", 1).strip()
+    return ("example_user" if speaker == "user" else "example_assistant", text)
 
 
 def _history(inputs: PromptInputs, injections: list[Injection],
