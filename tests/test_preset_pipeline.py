@@ -1,0 +1,93 @@
+"""A preset the user gives is used by the story: its prompts and samplers reach the writer
+(issue #15), on the scripted server, with the default ``preset_mode: none``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from narrative_cli.config import AgentSettings
+from narrative_cli.pipeline.orchestrator import run_turn
+from narrative_cli.pipeline.story import open_story
+from tests import servers
+from tests.pipeline_support import (
+    LANTERN,
+    Script,
+    backends_for,
+    requests_of,
+    settings_for,
+)
+from tests.servers import ScriptedServer
+from tests.test_run_linemode import narrative
+
+scripted_server = servers.scripted_server
+
+PRESET = {
+    "temperature": 0.65, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "openai_max_tokens": 777,
+    "frequency_penalty": 0.2, "presence_penalty": 0.1, "repetition_penalty": 1.05,
+    "reasoning_effort": "low", "new_chat_prompt": "[New story]",
+    "prompts": [
+        {"identifier": "main", "content": "PRESET MAIN for {{char}}.", "system_prompt": True},
+        {"identifier": "tone", "content": "PRESET TONE: keep it quiet.", "role": "user"},
+        {"identifier": "off", "content": "PRESET OFF"},
+        {"identifier": "chatHistory", "marker": True, "system_prompt": True},
+    ],
+    "prompt_order": [{"character_id": 100001, "order": [
+        {"identifier": "main", "enabled": True}, {"identifier": "tone", "enabled": True},
+        {"identifier": "off", "enabled": False}, {"identifier": "chatHistory", "enabled": True},
+    ]}],
+}
+
+
+def write_preset(tmp_path: Path, value: object = PRESET, name: str = "Quiet.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+def test_a_given_preset_shapes_the_writer_under_the_default_mode(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server)
+    assert settings.pipeline.preset_mode == "none"
+    settings.agents["writing"] = AgentSettings()  # nothing set per agent: the preset decides
+    story = open_story(LANTERN, preset=write_preset(tmp_path), settings=settings, seed=3)
+    run_turn(story, "I trim the wick.", backends_for(scripted_server, settings))
+    body = requests_of(scripted_server, "writing")[0].json
+    contents = [(m["role"], m["content"]) for m in body["messages"]]
+    assert contents[0] == ("system", "PRESET MAIN for Edda.")
+    assert ("user", "PRESET TONE: keep it quiet.") in contents
+    assert ("system", "[New story]") in contents
+    users = [c for role, c in contents if role == "user"]
+    assert users[-1] == "I trim the wick."  # the chat ends with the input; markers the order
+    assert contents[-1][0] == "system"  # leaves out follow it, as SillyTavern appends them
+    assert all("PRESET OFF" not in c for _, c in contents)
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.65, 0.9, 777)
+    assert (body["frequency_penalty"], body["presence_penalty"]) == (0.2, 0.1)
+    assert (body["top_k"], body["min_p"], body["repetition_penalty"]) == (40, 0.05, 1.05)
+    assert body["reasoning_effort"] == "low"
+    planning = requests_of(scripted_server, "planning")[0].json
+    assert planning.get("temperature") != 0.65  # the planner keeps its own settings
+    assert "PRESET TONE" not in json.dumps(planning)  # user-role prompts are the writer's
+
+
+def test_the_config_per_agent_wins_over_the_preset(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server)
+    settings.agents["writing"] = AgentSettings(temperature=0.3, max_tokens=123)
+    story = open_story(LANTERN, preset=write_preset(tmp_path), settings=settings, seed=3)
+    run_turn(story, "I trim the wick.", backends_for(scripted_server, settings))
+    body = requests_of(scripted_server, "writing")[0].json
+    assert (body["temperature"], body["max_tokens"], body["top_p"]) == (0.3, 123, 0.9)
+
+
+def test_run_refuses_an_instruct_template_as_preset_naming_its_kind(tmp_path: Path) -> None:
+    template = write_preset(tmp_path, {"name": "ChatML", "input_sequence": "<|im_start|>user",
+                                       "output_sequence": "<|im_start|>assistant"}, "ChatML.json")
+    done = narrative(None, "run", str(LANTERN), "--preset", str(template), stdin="hi\n")
+    assert done.returncode == 2
+    assert "ChatML.json: this is an instruct template" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
