@@ -232,3 +232,21 @@ def test_absolute_prompts_land_at_their_depth_order_and_role(tmp_path: Path) -> 
         ("system", "Mira keeps the lighthouse on Gull Point."), ("system", "wry, patient"),
         ("system", "Tom is stranded by the storm."), ("system", "A shipwrecked cartographer."),
     ]
+
+
+@pytest.mark.parametrize(("behaviour", "user", "name"), [
+    (-1, "Tell me about the bell.", None), (0, "Tell me about the bell.", None),
+    (2, "Tom: Tell me about the bell.", None), (1, "Tell me about the bell.", "Tom"),
+])
+def test_names_behaviour(tmp_path: Path, behaviour: int, user: str, name: str | None) -> None:
+    value = {"names_behavior": behaviour, "prompts": [
+        {"identifier": "chatHistory", "marker": True, "system_prompt": True}],
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": "chatHistory", "enabled": True}]}]}
+    preset = load_preset(write(tmp_path, value))
+    prompt = build_preset_writing(apply_macros(inputs_for(preset)), "writing", [], [])
+    last_user = [m for m in prompt.messages if m.role == "user"][-1].to_dict()
+    assert (last_user["content"], last_user.get("name")) == (user, name)
+    if behaviour == 2:
+        assert ("assistant", "Mira: Mira nods once.") in [
+            (m.role, m.content) for m in prompt.messages]

@@ -40,7 +40,7 @@ pipeline:
   parallel: false
   text_recall: false
   text_recall_budget: 2000
-  preset_mode: none
+  preset_mode: none             # none | split; a preset you give (--preset) is always used
   worldbook_source: auto        # auto | card | world
   mode: auto                    # auto | serial | merged | parallel
   lang: auto                    # auto | zh | en

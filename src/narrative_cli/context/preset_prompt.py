@@ -17,7 +17,7 @@ way SillyTavern's prompt manager assembles a Chat Completion request:
   preset's text, see ``expand``);
 - absolute prompts (``injection_position`` 1) and the character's note go into the chat
   history at their depth and role (``inject``);
-- ``squash_system_messages`` and ``names_behavior`` 2 are honoured.
+- ``squash_system_messages``, ``names_behavior`` and ``wrap_in_quotes`` are honoured.
 
 What the pipeline adds, and where (documented in docs/presets.md): the writer's own rules with
 ``<worldinfo1>`` as a system message right after ``main`` (where SillyTavern puts an
@@ -219,8 +219,8 @@ def _history(inputs: PromptInputs, injections: list[Injection],
     from narrative_cli.context import parts as block_parts
 
     turns = block_parts.window(inputs, inputs.writing_window)
-    chat: list[Message] = list(_chat_messages(turns))
-    player = Message("user", inputs.user_input.strip())
+    chat: list[Message] = list(_chat_messages(inputs, turns))
+    player = _chat_message(inputs, "user", inputs.user_input.strip())
     chat.append(player)
     note = inputs.card.depth_prompt
     if note and note.prompt.strip():
@@ -235,9 +235,10 @@ def _history(inputs: PromptInputs, injections: list[Injection],
     for m in messages:
         if m is player:
             out.append(("system", turn_blocks, ""))
-            out.append(("user", [plain("user_input", _player_text(inputs))], ""))
+            text = m.content if inputs.user_input.strip() else _player_text(inputs)
+            out.append(("user", [plain("user_input", text)], m.name))
         else:
-            out.append((m.role, [plain("chat_history", m.content, stable=True)], ""))
+            out.append((m.role, [plain("chat_history", m.content, stable=True)], m.name))
     return out
 
 
@@ -247,12 +248,32 @@ def _player_text(inputs: PromptInputs) -> str:
     return inputs.user_input.strip() or setting(inputs.preset, "send_if_empty", "")
 
 
-def _chat_messages(turns: list[HistoryTurn]) -> Iterator[Message]:
+def _chat_messages(inputs: PromptInputs, turns: list[HistoryTurn]) -> Iterator[Message]:
     for turn in turns:
         if turn.user.strip():
-            yield Message("user", turn.user.strip())
+            yield _chat_message(inputs, "user", turn.user.strip())
         if turn.narrative.strip():
-            yield Message("assistant", turn.narrative.strip())
+            yield _chat_message(inputs, "assistant", turn.narrative.strip())
+
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _chat_message(inputs: PromptInputs, role: Role, text: str) -> Message:
+    """A chat message as ``names_behavior`` sends it: 2 prefixes ``Name: `` to the text, 1
+    sends the speaker in the API's ``name`` field (sanitised), -1 and 0 (outside group chats)
+    send neither; ``wrap_in_quotes`` quotes the user's messages."""
+    assert inputs.preset is not None
+    speaker = inputs.persona.name if role == "user" else inputs.card.name
+    behaviour = inputs.preset.extra.get("names_behavior", 0)
+    if behaviour == 2:
+        text = f"{speaker}: {text}"
+    if role == "user" and inputs.preset.extra.get("wrap_in_quotes") is True:
+        text = f'"{text}"'
+    name = ""
+    if behaviour == 1 and speaker:
+        name = speaker if _NAME.match(speaker) else re.sub(r"[^a-zA-Z0-9_-]", "_", speaker)[:64]
+    return Message(role, text, name)
 
 
 def _finish(agent: str, parts: list[Part], preset: Preset) -> Prompt:
