@@ -250,3 +250,32 @@ def test_names_behaviour(tmp_path: Path, behaviour: int, user: str, name: str | 
     if behaviour == 2:
         assert ("assistant", "Mira: Mira nods once.") in [
             (m.role, m.content) for m in prompt.messages]
+
+
+def test_forbid_overrides_keeps_the_presets_main_and_jailbreak(tmp_path: Path) -> None:
+    value = {"prompts": [
+        {"identifier": "main", "content": "PRESET MAIN", "forbid_overrides": True},
+        {"identifier": "chatHistory", "marker": True, "system_prompt": True},
+        {"identifier": "jailbreak", "content": "PRESET JB", "forbid_overrides": True}],
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": i, "enabled": True} for i in ("main", "chatHistory", "jailbreak")]}]}
+    preset = load_preset(write(tmp_path, value))
+    prompt = build_preset_writing(apply_macros(inputs_for(preset, OVERRIDE)), "writing", [], [])
+    texts = [m.content for m in prompt.messages]
+    assert texts[0] == "PRESET MAIN" and "PRESET JB" in texts
+    assert not any("Card rules." in t or "Never speak for Tom." in t for t in texts)
+    value["prompts"][0]["forbid_overrides"] = False  # type: ignore[index]
+    preset = load_preset(write(tmp_path, value))
+    prompt = build_preset_writing(apply_macros(inputs_for(preset, OVERRIDE)), "writing", [], [])
+    assert prompt.messages[0].content == "Card rules. PRESET MAIN"  # {{original}}
+
+
+def test_creator_notes_never_reach_any_agent() -> None:
+    from narrative_cli.context.router import build_prompt
+
+    for preset in (None, load_preset(fixture_file(PRESETS["preset-default-1.18"]))):
+        inputs = replace(inputs_for(Preset()), preset=preset,
+                         preset_mode="split" if preset else "none")
+        for agent in ("planning", "writing", "merged_writing", "analysis"):
+            text = json.dumps([m.to_dict() for m in build_prompt(agent, inputs, "x").messages])
+            assert "CREATOR NOTES" not in text

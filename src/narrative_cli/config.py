@@ -18,10 +18,11 @@ import os
 import stat
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from narrative_cli import paths
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
+from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
 from narrative_cli.errors import ConfigError
 
 PROVIDERS = ("openai", "anthropic", "local")
@@ -33,6 +34,8 @@ _CHOICES = {
     "mode": ("auto", "serial", "merged", "parallel"),
     "lang": ("auto", "zh", "en"),
     "worldbook_source": ("auto", "card", "world"),
+    "authors_note_position": ("chat", "after_main", "before_main"),
+    "authors_note_role": ("system", "user", "assistant"),
     "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
     "response_format": ("auto", "json_schema", "json_object", "none"),
 }
@@ -106,6 +109,12 @@ class PipelineSettings:
     text_recall: bool = False
     text_recall_budget: int = 2000
     preset_mode: str = "none"
+    # The Author's Note of new chats (a chat's own note, e.g. an imported one, wins).
+    authors_note: str = ""
+    authors_note_interval: int = 1
+    authors_note_position: str = "chat"  # chat (at depth) | after_main | before_main
+    authors_note_depth: int = 4
+    authors_note_role: str = "system"
     worldbook_source: str = "auto"
     mode: str = "auto"
     lang: str = "auto"
@@ -113,6 +122,18 @@ class PipelineSettings:
 
 
 _PIPELINE_NAMES = tuple(f.name for f in fields(PipelineSettings))
+_PIPELINE_CHOICES = ("mode", "lang", "worldbook_source", "authors_note_position",
+                     "authors_note_role")
+
+
+def default_authors_note(pipeline: PipelineSettings) -> AuthorsNote:
+    """The config's Author's Note for new chats (``authors_note*`` keys of ``pipeline:``)."""
+    return AuthorsNote(
+        text=pipeline.authors_note, interval=pipeline.authors_note_interval,
+        position=AN_POSITIONS.get(pipeline.authors_note_position, 1),
+        depth=pipeline.authors_note_depth,
+        role=cast(Role, pipeline.authors_note_role),
+    )
 
 
 def builtin_profiles() -> dict[str, Profile]:
@@ -294,7 +315,7 @@ def _validate(settings: Settings, where: str) -> None:
                     f"{ctx}.headers.{header}: keys are not stored in config.yaml",
                     hint="name the environment variable that holds the key with api_key_env",
                 )
-    for key in ("mode", "lang", "worldbook_source"):
+    for key in _PIPELINE_CHOICES:
         _check_choice(getattr(settings.pipeline, key), key, f"{where}: pipeline.{key}")
     for agent, agent_settings in settings.agents.items():
         if agent_settings.profile and agent_settings.profile not in settings.profiles:
@@ -331,7 +352,7 @@ def _apply_layers(settings: Settings, env: dict[str, Any], flags: dict[str, Any]
             if name in _PIPELINE_NAMES:
                 where = f"NARRATIVE_{name.upper()}" if origin == "environment" else f"--{name}"
                 typed = parse_env_value(PipelineSettings, name, value, where)
-                if name in ("mode", "lang", "worldbook_source"):
+                if name in _PIPELINE_CHOICES:
                     _check_choice(typed, name, where)
                 setattr(settings.pipeline, name, typed)
     if flags.get("profile"):

@@ -174,6 +174,58 @@ class Card:
         return DepthPrompt(prompt=str(raw["prompt"]), depth=depth, role=role)
 
 
+AN_POSITIONS = {"after_main": 0, "chat": 1, "before_main": 2}  # SillyTavern's extension types
+_AN_ROLES: tuple[Role, ...] = ("system", "user", "assistant")  # note_role 0, 1, 2
+
+
+@dataclass(frozen=True)
+class AuthorsNote:
+    """SillyTavern's Author's Note of a chat (``chat_metadata.note_*``).
+
+    ``position``: 1 in the chat at ``depth`` with ``role`` (SillyTavern's default), 0 right
+    after the main prompt, 2 right before it. ``interval``: sent on turns where the number of
+    the player's messages is a multiple of it (1: every turn; 0: never).
+    """
+
+    text: str = ""
+    interval: int = 1
+    position: int = 1
+    depth: int = 4
+    role: Role = "system"
+
+    def active(self, user_messages: int) -> bool:
+        """Whether the note is sent when the chat holds ``user_messages`` player messages."""
+        if not self.text.strip() or self.interval <= 0:
+            return False
+        return self.interval == 1 or (user_messages > 0 and user_messages % self.interval == 0)
+
+    @classmethod
+    def from_metadata(cls, meta: dict[str, Any], default: AuthorsNote | None = None
+                      ) -> AuthorsNote:
+        """The note of a chat's metadata; missing keys come from ``default`` (the config's)."""
+        base = default or cls()
+
+        def number(key: str, fallback: int) -> int:
+            value = meta.get(key)
+            return int(value) if isinstance(value, (int, float)) and not isinstance(
+                value, bool) else fallback
+
+        role = meta.get("note_role")
+        text = meta.get("note_prompt")
+        return cls(
+            text=text if isinstance(text, str) else base.text,
+            interval=number("note_interval", base.interval),
+            position=number("note_position", base.position),
+            depth=number("note_depth", base.depth),
+            role=_AN_ROLES[role] if isinstance(role, int) and 0 <= role < 3 else base.role,
+        )
+
+    def to_metadata(self) -> dict[str, Any]:
+        return {"note_prompt": self.text, "note_interval": self.interval,
+                "note_position": self.position, "note_depth": self.depth,
+                "note_role": _AN_ROLES.index(self.role)}
+
+
 @dataclass
 class Message:
     """One message of an LLM request. ``name``: the speaker SillyTavern sends with example

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from narrative_cli.agents.replies import Plan
-from narrative_cli.domain import Card, Persona, Preset
+from narrative_cli.domain import AuthorsNote, Card, Persona, Preset
 from narrative_cli.errors import ConfigError
 
 Lang = Literal["zh", "en"]
@@ -73,6 +73,7 @@ class PromptInputs:
     outlets: dict[str, list[str]] = field(default_factory=dict)
     preset: Preset | None = None
     preset_mode: PresetMode = "none"
+    authors_note: AuthorsNote | None = None  # the chat's Author's Note (domain.AuthorsNote)
     plan: Plan | None = None  # the planner's checked reply, for <writing_guide>
     tool_list_text: str = ""  # tools.definitions.tool_list_text(...) for the planner
     tool_results_text: str = ""  # the lines of <tool_results>, without the tags

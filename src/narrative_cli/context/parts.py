@@ -99,6 +99,14 @@ def character_note(inputs: PromptInputs) -> Block:
     return tagged("character_note", note.prompt.strip() if note else "")
 
 
+def authors_note(inputs: PromptInputs) -> Block:
+    """The chat's Author's Note on the turns its interval picks. Without a preset the chat is
+    one ``<recent_turns>`` block, so the note sits right after it, whatever its depth."""
+    note = inputs.authors_note
+    active = note is not None and note.active(inputs.turn)
+    return tagged("authors_note", note.text.strip() if note and active else "")
+
+
 def text_recall(inputs: PromptInputs) -> Block:
     """``<text_recall>``: the recalled turns' original text, ``[第N轮]`` then the text."""
     parts = [

@@ -35,7 +35,7 @@ from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
 from narrative_cli.context.macros import expand
-from narrative_cli.domain import Message, Preset, PresetPrompt, Role
+from narrative_cli.domain import AuthorsNote, Message, Preset, PresetPrompt, Role
 
 CONTENT_MARKERS = ("worldInfoBefore", "worldInfoAfter", "charDescription", "charPersonality",
                    "scenario", "personaDescription")
@@ -54,15 +54,20 @@ def build_preset_writing(inputs: PromptInputs, agent: str, rules: list[Block],
     parts: list[Part] = []
     injections: list[Injection] = []
     ruled = False
+    note = _note(inputs)
     for prompt in _ordered(preset):
         if prompt.identifier == "main" and not ruled:
-            parts += _slot(inputs, prompt, injections)
+            before, after = _note_around_main(inputs, note)
+            parts += [*before, *_slot(inputs, prompt, injections), *after]
             parts.append(("system", rules, ""))
             ruled = True
         elif prompt.enabled:
             parts += _slot(inputs, prompt, injections)
     if not ruled:
         parts.insert(0, ("system", rules, ""))
+    if note is not None and note.position == 1:
+        injections.append(Injection(note.text.strip(), note.depth, note.role, 100,
+                                    extension=True))
     history = _history(inputs, injections, turn_blocks)
     if not any(part[2] == _HISTORY for part in parts):
         # No chatHistory in the order: SillyTavern would send no chat at all; the writer
@@ -72,6 +77,22 @@ def build_preset_writing(inputs: PromptInputs, agent: str, rules: list[Block],
                    ("user", [plain("user_input", _player_text(inputs))], "")]
     parts = [p for part in parts for p in (history if part[2] == _HISTORY else [part])]
     return _finish(agent, parts, preset)
+
+
+def _note(inputs: PromptInputs) -> AuthorsNote | None:
+    """The chat's Author's Note when it is sent this turn (its interval counts the player's
+    messages, this turn's included, as SillyTavern counts them)."""
+    note = inputs.authors_note
+    return note if note is not None and note.active(inputs.turn) else None
+
+
+def _note_around_main(inputs: PromptInputs, note: AuthorsNote | None
+                      ) -> tuple[list[Part], list[Part]]:
+    """An Author's Note placed "before main" (2) or "after main" (0): its own message."""
+    if note is None or note.position not in (0, 2):
+        return [], []
+    part: Part = (note.role, [plain("authors_note", note.text.strip())], "")
+    return ([part], []) if note.position == 2 else ([], [part])
 
 
 def _ordered(preset: Preset) -> Iterator[PresetPrompt]:

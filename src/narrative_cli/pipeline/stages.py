@@ -32,8 +32,8 @@ _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.I
 _ECHOED_BLOCKS = (
     "story_summary", "state_summary", "recent_turns", "writing_guide", "tool_results",
     r"worldinfo\d*", "user_input", "user_persona", "user_preset", "character",
-    "character_note", "post_history_instructions", "text_recall", "narrative_output",
-    "narrative_text", "tool_history",
+    "character_note", "authors_note", "post_history_instructions", "text_recall",
+    "narrative_output", "narrative_text", "tool_history",
 )  # fmt: skip
 _ECHOED = re.compile(r"<(" + "|".join(_ECHOED_BLOCKS) + r")>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _SUMMARY_LINE = re.compile(

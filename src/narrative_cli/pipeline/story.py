@@ -27,9 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.config import Settings
+from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
-from narrative_cli.domain import Card, LoreEntry, Persona, Preset
+from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
 from narrative_cli.lore.timed import TimedEffects
@@ -78,6 +78,7 @@ class Story:
     greeting_index: int = 0
     problems: list[str] = field(default_factory=list)
     clock: Callable[[], datetime] = datetime.now
+    authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
 
     @property
     def next_turn(self) -> int:
@@ -190,6 +191,7 @@ def open_story(
         snapshot=snapshot,
         greeting_index=greeting_index,
         problems=problems,
+        authors_note=default_authors_note(parts.settings.pipeline),
     )
 
 

@@ -193,6 +193,7 @@ class TurnState:
             worldinfo3=[e.content for e in self.routed.worldinfo3],
             outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
             preset=story.preset,
+            authors_note=story.authors_note,
             preset_mode=effective_preset_mode(pipeline.preset_mode, story.preset),
             tool_list_text=tool_list_text,
             mvu_rules=list(self.mvu_rules),

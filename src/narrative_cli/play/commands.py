@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from narrative_cli.domain import AuthorsNote
 from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled
 from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
@@ -81,6 +82,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("summary", "[on|off]", "the summary; on/off: each turn's new entry", ("on", "off")),
     Command("lore", "", "the lore entries that activated this turn, and why"),
     Command("tools", "", "the card's tools"),
+    Command("note", "[TEXT|off]", "show or set the Author's Note (off: none)"),
     Command("roll", "EXPR [adv|dis] [dc N] | coc SKILL", "roll dice or a CoC check (no story)"),
     Command("dice", "[reveal]", "every roll of the story; reveal: show the hidden ones",
             ("reveal",)),
@@ -194,6 +196,16 @@ class Dispatcher:
 
     def cmd_lore(self, args: list[str]) -> Outcome:
         self.screen.table(*reports.lore_rows(self.play))
+        return Outcome()
+
+    def cmd_note(self, args: list[str]) -> Outcome:
+        if args:
+            text = "" if args == ["off"] else " ".join(args)
+            note = self.play.set_note(text)
+            self.screen.info("Author's Note cleared." if not text else "Author's Note set.")
+        else:
+            note = self.play.story.authors_note or AuthorsNote()
+        self.screen.panel(*reports.note_text(note))
         return Outcome()
 
     def cmd_tools(self, args: list[str]) -> Outcome:

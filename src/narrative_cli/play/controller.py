@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli import paths
-from narrative_cli.domain import Card
+from narrative_cli.domain import AuthorsNote, Card
 from narrative_cli.errors import NarrativeError, SnapshotMissing, StoreError, TurnCancelled
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
@@ -176,6 +176,7 @@ class PlaySession:
         info = store.find(ref)
         merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
         story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
+        story.authors_note = AuthorsNote.from_metadata(info.chat_metadata, story.authors_note)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
         play.warnings.extend(opening.changed_files(info, merged))
         play._reload()
@@ -388,6 +389,16 @@ class PlaySession:
     @property
     def mode(self) -> str:
         return str(self.story.settings.pipeline.mode)
+
+    def set_note(self, text: str) -> AuthorsNote:
+        """Set the chat's Author's Note text ("" for none), keeping its interval, position,
+        depth and role; it is stored with the session (``chat_metadata.note_*``), so it
+        survives resume and goes out with the export."""
+        note = replace(self.story.authors_note or AuthorsNote(), text=text)
+        metadata = {**self.store.session(self.session_id).chat_metadata, **note.to_metadata()}
+        self.store.set_chat_metadata(self.session_id, metadata)
+        self.story.authors_note = note
+        return note
 
     def export(self, path: str | Path) -> tuple[int, str]:
         """Export the session: ``.json`` a full dump, anything else a SillyTavern chat."""

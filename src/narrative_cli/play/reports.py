@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from narrative_cli.domain import AuthorsNote
 from narrative_cli.pipeline.accounting import AgentUsage
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play.controller import PlaySession
@@ -154,3 +155,18 @@ def preview(text: str, limit: int = 70) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_NOTE_PLACES = {0: "after the main prompt", 1: "in the chat", 2: "before the main prompt"}
+
+
+def note_text(note: AuthorsNote) -> tuple[str, str]:
+    """``/note``: the Author's Note and where and how often it is sent."""
+    if not note.text.strip():
+        return "Author's Note", "(none)  /note TEXT sets one"
+    where = _NOTE_PLACES.get(note.position, f"position {note.position}")
+    if note.position == 1:
+        where += f" at depth {note.depth} as {note.role}"
+    often = "every turn" if note.interval == 1 else (
+        "never (interval 0)" if note.interval <= 0 else f"every {note.interval} turns")
+    return "Author's Note", f"{note.text.strip()}\n\n[{where}; {often}]"

@@ -37,6 +37,7 @@ from narrative_cli.store.models import (
     TurnState,
     TurnView,
 )
+from narrative_cli.store.secrets import scrub
 from narrative_cli.store.snapshots import add_references, load_snapshot, release
 
 Clock = Callable[[], datetime]
@@ -216,6 +217,15 @@ class SessionStore:
         text = rows.valid_name(name)
         with self.db.transaction() as conn:
             cursor = conn.execute(q.RENAME_SESSION, (text, session_id))
+            if cursor.rowcount == 0:
+                raise rows.no_session(session_id)
+
+    def set_chat_metadata(self, session_id: int, metadata: Json) -> None:
+        """Replace a session's SillyTavern ``chat_metadata`` (e.g. its Author's Note); the
+        export writes it back into the chat file."""
+        with self.db.transaction() as conn:
+            cursor = conn.execute(q.SET_CHAT_METADATA,
+                                  (rows.json_column(scrub(metadata)), session_id))
             if cursor.rowcount == 0:
                 raise rows.no_session(session_id)
 
