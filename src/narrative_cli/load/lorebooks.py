@@ -276,6 +276,12 @@ def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> Lor
     book = card.character_book if card.character_book and card.character_book.entries else None
     books: list[Lorebook] = []
     skipped: list[str] = []
+    twin = _same_book(card, book, worlds) if book is not None and source != "card" else None
+    if book is not None and twin is not None:
+        skipped.append(f"{book.name or 'card book'}: the world file {twin.name!r} holds the same "
+                       "book; it is loaded once, from the world file (as SillyTavern uses the "
+                       "card's linked world)")
+        book = None
     if book is not None:
         if source == "world":
             name = book.name or "card book"
@@ -290,3 +296,23 @@ def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> Lor
     kinds = {"card" if b is book else "world" for b in books}
     label = "+".join(sorted(kinds)) if kinds else "none"
     return LoreSelection(books, label, skipped)
+
+
+def linked_world(card: Card) -> str:
+    """The world the card links (``data.extensions.world``), "" when none."""
+    name = card.extensions.get("world")
+    return name.strip() if isinstance(name, str) else ""
+
+
+def _same_book(card: Card, book: Lorebook, worlds: list[Lorebook]) -> Lorebook | None:
+    """The world file that holds the card's own book: the one the card links by name, one with
+    the book's name, or one with the same entries (by content and keys)."""
+    names = {n for n in (linked_world(card), book.name.strip()) if n}
+    for world in worlds:
+        if world.name.strip() in names or _fingerprint(world) == _fingerprint(book):
+            return world
+    return None
+
+
+def _fingerprint(book: Lorebook) -> list[tuple[str, tuple[str, ...]]]:
+    return sorted((e.content.strip(), tuple(e.keys)) for e in book.entries)

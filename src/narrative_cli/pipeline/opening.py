@@ -18,7 +18,7 @@ from narrative_cli.config import Settings
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
-from narrative_cli.domain import Card, LoreEntry, Persona, Preset
+from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset
 from narrative_cli.load import (
     card_language,
     load_card,
@@ -27,6 +27,7 @@ from narrative_cli.load import (
     load_preset,
     select_lore,
 )
+from narrative_cli.load.lorebooks import linked_world
 from narrative_cli.lore.engine import LoreSettings
 from narrative_cli.lore.index import index_for
 from narrative_cli.tools.definitions import ToolSet, load_tools
@@ -91,7 +92,20 @@ def load_parts(
         jobs = [TemplateJob(where, expand(text, env)) for where, text in sources
                 if has_template(text) and where not in broken]
         parts.problems += check_templates(jobs, parts.lang)
+    parts.problems += _missing_world(card, worlds)
     return parts
+
+
+def _missing_world(card: Card, worlds: Sequence[Lorebook]) -> list[str]:
+    """A hint naming the world the card links (``data.extensions.world``) when it was not
+    given: SillyTavern loads that world with the card."""
+    linked = linked_world(card)
+    if not linked or any(w.name.strip() == linked for w in worlds):
+        return []
+    has_book = card.character_book is not None and bool(card.character_book.entries)
+    meanwhile = "its embedded book is used instead" if has_book else "its entries are missing"
+    return [f"lore: the card links the world {linked!r} (data.extensions.world), which was not "
+            f"given; {meanwhile}. Pass it with --lorebook {linked}.json"]
 
 
 def _persona(persona: str | Persona | None, user_name: str | None) -> Persona:
