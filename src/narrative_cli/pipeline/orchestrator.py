@@ -50,6 +50,7 @@ from narrative_cli.lore.routing import MVU_UPDATE, TOOL, formatting_kind
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
+from narrative_cli.pipeline.lore_budget import budget_warnings, lore_settings
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.records import LoreHit
@@ -158,7 +159,7 @@ def _lore_stage(state: TurnState) -> None:
     with state.stage("lore"):
         window = state.window("planning")
         texts = [text for turn in window for text in (turn.user, turn.narrative) if text]
-        settings = LoreSettings.from_dict(story.settings.lore)
+        settings = lore_settings(story, state.calls.backends)
         context = ScanContext(
             user_name=story.persona.name or "User",
             char_name=story.card.name,
@@ -180,6 +181,8 @@ def _lore_stage(state: TurnState) -> None:
         for problem in result.timeouts:  # a user regex that ran out of time: skipped from now on
             state.warn("lore", problem)
         state.routed = routed_lore(result)
+        for warning in budget_warnings(result, settings):
+            state.warn("lore", warning)
         scan = "\n".join([*texts, state.user_input])
         _activate_formatting(state, scan, settings)
 
@@ -235,6 +238,13 @@ def _lore_hits(state: TurnState) -> list[LoreHit]:
     return [LoreHit(a.entry.uid, a.entry.comment, a.route, a.reason) for a in state.lore.activated]
 
 
+def _lore_rejected(state: TurnState) -> list[LoreHit]:
+    """Entries that would have fired but did not (no route; the reason says why)."""
+    if state.lore is None:
+        return []
+    return [LoreHit(r.entry.uid, r.entry.comment, "", r.reason) for r in state.lore.rejected]
+
+
 def _result(state: TurnState, notes: list[str]) -> TurnResult:
     post_outputs = {r.tool: r.text for r in state.post_results if r.ok and r.text.strip()}
     return TurnResult(
@@ -254,6 +264,7 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         mvu_rejected=list(state.mvu_rejected),
         mvu_block=state.mvu_block,
         lore=_lore_hits(state),
+        lore_rejected=_lore_rejected(state),
         warnings=list(state.warnings),
         budget_cuts=list(state.budget_cuts),
         notes=notes,

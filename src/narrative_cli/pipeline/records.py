@@ -134,6 +134,9 @@ class TurnRecord:
     mvu_rejected: list[PatchRecord] = field(default_factory=list)
     mvu_block: str = ""  # the reply's <UpdateVariable> block(s), kept out of the shown story
     lore: list[LoreHit] = field(default_factory=list)
+    # entries that would have fired but did not: no route, the reason ("budget: …" for the
+    # lore budget's), for /lore
+    lore_rejected: list[LoreHit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[BudgetCut] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -168,6 +171,8 @@ class TurnRecord:
             "mvu_rejected": [p.to_dict() for p in self.mvu_rejected],
             **({"mvu_block": self.mvu_block} if self.mvu_block else {}),
             "lore": [hit.to_dict() for hit in self.lore],
+            **({"lore_rejected": [hit.to_dict() for hit in self.lore_rejected]}
+               if self.lore_rejected else {}),
             "warnings": self.warnings,
             "budget_cuts": [cut.to_dict() for cut in self.budget_cuts],
             "notes": self.notes,
@@ -197,6 +202,7 @@ class TurnRecord:
             mvu_rejected=[PatchRecord.from_dict(p) for p in _items(record, "mvu_rejected")],
             mvu_block=str(record.get("mvu_block") or ""),
             lore=[LoreHit.from_dict(hit) for hit in _items(record, "lore")],
+            lore_rejected=[LoreHit.from_dict(hit) for hit in _items(record, "lore_rejected")],
             warnings=[str(w) for w in _items(record, "warnings")],
             budget_cuts=[BudgetCut.from_dict(cut) for cut in _items(record, "budget_cuts")],
             notes=[str(n) for n in _items(record, "notes")],

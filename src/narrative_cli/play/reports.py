@@ -79,17 +79,32 @@ def summary_text(play: PlaySession) -> tuple[str, str]:
 
 
 def lore_rows(play: PlaySession) -> Table:
-    """``/lore``: the entries the last turn activated, where each went and why."""
+    """``/lore``: the last turn's entries: activated (where each went and why), then those the
+    budget dropped, then the other rejected ones, each with its reason."""
     last = play.last
     title = f"{'世界书' if _zh(play) else 'Lore'} ({_turn_word(play)})"
-    headers = ("uid", "entry", "route", "why")
+    headers = ("uid", "entry", "status", "route / reason")
     if last is None:
         return title, headers, []
     rows = [
-        (str("" if hit.uid is None else hit.uid), hit.comment, hit.route, hit.reason)
+        (_uid(hit.uid), hit.comment, "activated", f"{hit.route}: {hit.reason}")
         for hit in last.lore
     ]
+    rejected = sorted(last.lore_rejected, key=lambda hit: not _by_budget(hit.reason))
+    rows += [
+        (_uid(hit.uid), hit.comment,
+         "dropped by budget" if _by_budget(hit.reason) else "rejected", hit.reason)
+        for hit in rejected
+    ]
     return title, headers, rows
+
+
+def _uid(uid: object) -> str:
+    return "" if uid is None else str(uid)
+
+
+def _by_budget(reason: str) -> bool:
+    return reason.startswith("budget")
 
 
 def tool_rows(play: PlaySession) -> Table:

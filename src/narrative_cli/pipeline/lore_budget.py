@@ -1,0 +1,65 @@
+"""The lore budget as SillyTavern computes it (issue #15), and the warning when it bites.
+
+SillyTavern gives world info ``world_info_budget`` percent (default 25) of the prompt room:
+the Chat Completion context size minus the reply's ``max_tokens``. Here that context size is
+the writer's: the profile's ``context_size`` when the profile states one, else the preset's
+``openai_max_context``; the reply room is the writer's ``max_tokens`` (config, else preset,
+else our default). ``lore: {max_context: N}`` in the config still wins, and without any of
+these the lore settings' default (32768) applies. A constant entry the budget drops is a
+visible warning naming it and the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from narrative_cli.lore.engine import ActivationResult, LoreSettings
+from narrative_cli.pipeline.backendset import BackendSet
+from narrative_cli.pipeline.samplers import preset_samplers
+from narrative_cli.pipeline.story import Story
+
+
+def writer_room(story: Story, backends: BackendSet) -> tuple[int, str] | None:
+    """Prompt tokens the writer has (context minus reply) and where the context came from."""
+    context = backends.context_limit("writing")
+    source = "the writer's profile context_size"
+    if context is None and story.preset is not None:
+        value = story.preset.samplers.get("openai_max_context")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            context, source = value, f"preset {story.preset.name!r} openai_max_context"
+    if context is None:
+        return None
+    configured = backends.configured("writing")
+    reply = configured.max_tokens if configured and configured.max_tokens else None
+    if reply is None:
+        reply = preset_samplers(story.preset).get("max_tokens")
+    if reply is None:
+        reply = story.settings.agent("writing").max_tokens or 0
+    return max(1, context - int(reply)), f"{source} {context} minus {reply} for the reply"
+
+
+def lore_settings(story: Story, backends: BackendSet) -> LoreSettings:
+    """The story's lore settings with ``max_context`` set from the writer's room."""
+    settings = LoreSettings.from_dict(story.settings.lore)
+    if any(k in story.settings.lore for k in ("max_context", "world_info_max_context")):
+        return settings
+    room = writer_room(story, backends)
+    return replace(settings, max_context=room[0]) if room else settings
+
+
+def budget_warnings(result: ActivationResult, settings: LoreSettings) -> list[str]:
+    """One warning per constant entry the budget left out."""
+    percent = 25 if settings.budget_percent > 100 else settings.budget_percent
+    where = f"{percent}% of {settings.max_context} prompt tokens"
+    if settings.budget_cap:
+        where += f", capped at {settings.budget_cap}"
+    return [
+        f"constant entry {label(r.entry.comment, r.entry.uid)!r} was dropped: the lore budget "
+        f"is {result.budget} tokens ({where}); {r.reason}. Raise lore.budget or the "
+        "writer's context_size"
+        for r in result.rejected if r.entry.constant and r.reason.startswith("budget")
+    ]
+
+
+def label(comment: str, uid: object) -> str:
+    return comment.strip() or f"uid {uid}"
