@@ -23,6 +23,7 @@ from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, P
 # ``narrative --help`` starts fast; tests/test_cli_help.py checks that.
 COMMAND_MODULES = {
     "run": "narrative_cli.cli.run",
+    "cards": "narrative_cli.cli.cards",
     "replay": "narrative_cli.cli.replay",
     "inspect": "narrative_cli.cli.inspect",
     "lore": "narrative_cli.cli.lore",

@@ -56,6 +56,10 @@ def run_command(
     greeting: Annotated[
         int | None, Opt("--greeting", metavar="N", help="Start with greeting N.")
     ] = None,
+    st_data: Annotated[Path | None, Opt(
+        "--st-data", metavar="DIR",
+        help="SillyTavern's user data folder: CARD may be a character's name.")
+    ] = None,
     no_color: opts.NoColor = False,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
@@ -81,6 +85,7 @@ def run_command(
         session=session,
         resume=resume,
         greeting=greeting,
+        st_data=opts.text(st_data),
     )
     if not card and not resume:
         raise typer.BadParameter("give a CARD to play, or --resume ID", param_hint="CARD")

@@ -147,6 +147,7 @@ class PlaySession:
 
         if options.resume:
             return cls.resume(store, options.resume, options, backends)
+        options, _ = opening.with_st_data(options)  # NAME → card, linked and global worlds
         existing = opening.named_session(store, options)
         if existing is not None:
             return cls.resume(store, str(existing.id), options, backends)

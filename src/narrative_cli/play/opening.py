@@ -6,12 +6,14 @@ them changed, it says so (and plays on with the files as they are now).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.domain import Card
 from narrative_cli.errors import BadInput, CardError, LorebookError
+from narrative_cli.load import st_data
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.story import Story, TurnRecord, open_story
 from narrative_cli.play.options import PlayOptions
@@ -29,6 +31,11 @@ def load_story(
     if not options.card:
         raise BadInput("no card given: narrative run CARD")
     settings = load_settings(options.overrides())
+    notes: list[str] = []
+    if options.st_data:
+        options, notes = with_st_data(options)
+        root = st_data.check_folder(options.st_data or "")
+        settings.lore = {**st_data.lore_settings(st_data.settings(root)), **settings.lore}
     story = open_story(
         card or options.card,
         lorebooks=options.lorebooks,
@@ -40,7 +47,30 @@ def load_story(
         lang=options.lang or "auto",
         user_name=options.user_name,
     )
+    story.problems += notes
     return story, settings
+
+
+def with_st_data(options: PlayOptions) -> tuple[PlayOptions, list[str]]:
+    """``options`` with the card resolved in the SillyTavern folder (a NAME that is not a
+    file) and its linked world and the global worlds added from ``worlds/``; notes name the
+    worlds that are missing. Worlds already given are not added twice."""
+    if not options.st_data:
+        return options, []
+    from narrative_cli.load import load_card
+    from narrative_cli.load.files import is_existing_file
+
+    root = st_data.check_folder(options.st_data)
+    card_path = options.card
+    if card_path and not is_existing_file(card_path):
+        card_path = str(st_data.find_character(root, card_path))
+    if not card_path:
+        return options, []
+    card = load_card(card_path)
+    worlds, notes = st_data.worlds_for(root, card, st_data.settings(root))
+    given = {Path(p).expanduser().resolve() for p in options.lorebooks}
+    extra = [str(p) for p in worlds if p.resolve() not in given]
+    return replace(options, card=card_path, lorebooks=[*options.lorebooks, *extra]), notes
 
 
 def file_hash(path: str | Path, error: type[BadInput] = CardError, kind: str = "card") -> str:

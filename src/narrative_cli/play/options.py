@@ -20,7 +20,8 @@ from narrative_cli.credentials import REDACTED
 from narrative_cli.errors import ConfigError
 
 BACKEND_FLAGS = ("profile", "provider", "base_url", "model", "api_key_env")
-STORED_KEYS = ("lorebooks", "preset", "persona", "user_name", "lang", "mode", *BACKEND_FLAGS)
+STORED_KEYS = ("lorebooks", "preset", "persona", "user_name", "lang", "mode", "st_data",
+               *BACKEND_FLAGS)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class PlayOptions:
     session: str | None = None
     resume: str | None = None
     greeting: int | None = None
+    st_data: str | None = None  # a SillyTavern user data folder (load.st_data)
 
     def overrides(self) -> dict[str, Any]:
         """Settings overrides for ``load_settings`` (only the flags that were given)."""
@@ -57,6 +59,7 @@ class PlayOptions:
             "lorebooks": [_absolute(path) for path in self.lorebooks],
             "preset": _absolute(self.preset) if self.preset else None,
             "persona": _persona_ref(self.persona),
+            "st_data": _absolute(self.st_data) if self.st_data else None,
         }
         for name in ("user_name", "lang", "mode", *BACKEND_FLAGS):
             data[name] = getattr(self, name)

@@ -1,0 +1,136 @@
+"""A SillyTavern user data folder (``--st-data DIR``), read the way SillyTavern finds things.
+
+The folder is ``data/<user>/`` of an install (``default-user`` for most people):
+``characters/`` (cards), ``worlds/`` (world files, named by world name), ``OpenAI Settings/``
+(presets), ``chats/``, ``groups/`` and ``settings.json``. From it:
+
+- :func:`characters` lists the cards (name, file, linked world);
+- :func:`find_character` resolves ``narrative run NAME`` by the card's name or file name;
+- :func:`world_path` finds a world by name, for a card's linked world (``data.extensions.world``)
+  and the globally selected worlds (``world_info_settings.world_info.globalSelect``);
+- :func:`lore_settings` gives the ``world_info_*`` settings of ``settings.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from narrative_cli.domain import Card
+from narrative_cli.errors import BadInput, CardError, ConfigError
+from narrative_cli.load import files
+from narrative_cli.load.cards import load_card
+from narrative_cli.load.lorebooks import linked_world
+
+CARD_SUFFIXES = (".png", ".json", ".charx", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class CharacterRef:
+    """A card of the folder: its name, file and the world it links ("" for none)."""
+
+    name: str
+    path: Path
+    world: str
+    world_found: bool
+
+
+def check_folder(root: str | Path) -> Path:
+    """The folder, refused with one line when it is not a SillyTavern data folder."""
+    path = Path(root).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"--st-data {root}: not a folder")
+    if not (path / "characters").is_dir():
+        raise ConfigError(f"--st-data {root}: no characters/ folder; give SillyTavern's user "
+                          "data folder, e.g. SillyTavern/data/default-user")
+    return path
+
+
+def card_files(root: Path) -> list[Path]:
+    folder = root / "characters"
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in
+                  CARD_SUFFIXES)
+
+
+def characters(root: Path) -> tuple[list[CharacterRef], list[str]]:
+    """Every readable card of ``characters/``, sorted by name, and one note per bad file."""
+    refs: list[CharacterRef] = []
+    problems: list[str] = []
+    for path in card_files(root):
+        try:
+            card = load_card(path)
+        except BadInput as error:
+            problems.append(error.message)
+            continue
+        world = linked_world(card)
+        refs.append(CharacterRef(card.name or path.stem, path, world,
+                                 bool(world) and world_path(root, world) is not None))
+    return sorted(refs, key=lambda r: (r.name.lower(), r.path.name)), problems
+
+
+def find_character(root: Path, name: str) -> Path:
+    """The card called ``name`` (card name or file name, case-insensitive)."""
+    wanted = name.strip().lower()
+    by_file = [p for p in card_files(root) if wanted in (p.name.lower(), p.stem.lower())]
+    if len(by_file) == 1:
+        return by_file[0]
+    refs, _ = characters(root)
+    by_name = [r.path for r in refs if r.name.lower() == wanted]
+    if len(by_name) == 1:
+        return by_name[0]
+    if by_name:
+        files_ = ", ".join(p.name for p in by_name)
+        raise CardError(f"{root}/characters: {len(by_name)} cards are named {name!r} ({files_}); "
+                        "give the file name")
+    raise CardError(f"{root}/characters: no card named {name!r}",
+                    hint="narrative cards --st-data DIR lists them")
+
+
+def world_path(root: Path, name: str) -> Path | None:
+    """``worlds/<name>.json`` when it exists (SillyTavern names world files by world name)."""
+    path = root / "worlds" / f"{name}.json"
+    return path if path.is_file() else None
+
+
+def settings(root: Path) -> dict[str, Any]:
+    """``settings.json`` (an empty dict when the folder has none)."""
+    path = root / "settings.json"
+    if not path.is_file():
+        return {}
+    value = files.read_json(path, limit=files.MAX_JSON_BYTES, error=ConfigError,
+                            kind="SillyTavern settings")
+    return value if isinstance(value, dict) else {}
+
+
+def _world_info(data: dict[str, Any]) -> dict[str, Any]:
+    block = data.get("world_info_settings")
+    return block if isinstance(block, dict) else {}
+
+
+def lore_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``world_info_*`` settings (for ``LoreSettings.from_dict``)."""
+    return {k: v for k, v in _world_info(data).items() if k.startswith("world_info_")}
+
+
+def global_worlds(data: dict[str, Any]) -> list[str]:
+    """The globally selected world names."""
+    info = _world_info(data).get("world_info")
+    chosen = info.get("globalSelect") if isinstance(info, dict) else None
+    return [n for n in chosen if isinstance(n, str) and n.strip()] if isinstance(
+        chosen, list) else []
+
+
+def worlds_for(root: Path, card: Card, data: dict[str, Any]) -> tuple[list[Path], list[str]]:
+    """The card's linked world and the global worlds, as files; a note for each one missing."""
+    names = [linked_world(card)] if linked_world(card) else []
+    names += [n for n in global_worlds(data) if n not in names]
+    found: list[Path] = []
+    missing: list[str] = []
+    for name in names:
+        path = world_path(root, name)
+        if path is None:
+            missing.append(f"lore: the world {name!r} is not in {root / 'worlds'}")
+        else:
+            found.append(path)
+    return found, missing
