@@ -93,3 +93,26 @@ def test_run_name_plays_the_card_from_the_folder(
     missing = narrative(None, "run", "Nobody", "--st-data", str(root), stdin="hi\n")
     assert missing.returncode == 2 and "no card named 'Nobody'" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_presets_come_from_openai_settings_by_name_or_the_settings_selection(
+    tmp_path: Path,
+) -> None:
+    root = install(tmp_path)
+    preset = {"temperature": 0.5, "prompts": [{"identifier": "main", "content": "M"}]}
+    (root / "OpenAI Settings" / "Calm.json").write_text(json.dumps(preset), encoding="utf-8")
+    named, _ = with_st_data(PlayOptions(card="Mira", preset="Calm", st_data=str(root)))
+    assert named.preset == str(root / "OpenAI Settings" / "Calm.json")
+    unselected, notes = with_st_data(PlayOptions(card="Mira", st_data=str(root)))
+    assert unselected.preset is None and notes == []
+    data = json.loads((root / "settings.json").read_text(encoding="utf-8"))
+    data["oai_settings"] = {"preset_settings_openai": "Calm"}
+    (root / "settings.json").write_text(json.dumps(data), encoding="utf-8")
+    selected, notes = with_st_data(PlayOptions(card="Mira", st_data=str(root)))
+    assert selected.preset == named.preset
+    assert notes == ["preset: 'Calm', the one selected in SillyTavern's settings.json "
+                     "(--preset chooses another)"]
+    story, _ = load_story(selected, 0, seed=1)
+    assert story.preset is not None and story.preset.samplers["temperature"] == 0.5
+    missing = narrative(None, "run", "Mira", "--st-data", str(root), "--preset", "Wild")
+    assert missing.returncode == 2 and "no preset of that name" in missing.stderr

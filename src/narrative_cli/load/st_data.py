@@ -8,7 +8,9 @@ The folder is ``data/<user>/`` of an install (``default-user`` for most people):
 - :func:`find_character` resolves ``narrative run NAME`` by the card's name or file name;
 - :func:`world_path` finds a world by name, for a card's linked world (``data.extensions.world``)
   and the globally selected worlds (``world_info_settings.world_info.globalSelect``);
-- :func:`lore_settings` gives the ``world_info_*`` settings of ``settings.json``.
+- :func:`lore_settings` gives the ``world_info_*`` settings of ``settings.json``;
+- :func:`preset_path` finds a preset of ``OpenAI Settings/`` by name, and
+  :func:`selected_preset` names the one selected in ``settings.json``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,19 @@ def world_path(root: Path, name: str) -> Path | None:
     """``worlds/<name>.json`` when it exists (SillyTavern names world files by world name)."""
     path = root / "worlds" / f"{name}.json"
     return path if path.is_file() else None
+
+
+def preset_path(root: Path, name: str) -> Path | None:
+    """``OpenAI Settings/<name>.json`` when it exists."""
+    path = root / "OpenAI Settings" / f"{name}.json"
+    return path if path.is_file() else None
+
+
+def selected_preset(data: dict[str, Any]) -> str:
+    """The Chat Completion preset selected in ``settings.json`` ("" for none)."""
+    oai = data.get("oai_settings")
+    name = oai.get("preset_settings_openai") if isinstance(oai, dict) else None
+    return name.strip() if isinstance(name, str) else ""
 
 
 def settings(root: Path) -> dict[str, Any]:

@@ -147,11 +147,12 @@ class PlaySession:
 
         if options.resume:
             return cls.resume(store, options.resume, options, backends)
-        options, _ = opening.with_st_data(options)  # NAME → card, linked and global worlds
+        options, notes = opening.with_st_data(options)  # NAME → card, worlds, preset
         existing = opening.named_session(store, options)
         if existing is not None:
             return cls.resume(store, str(existing.id), options, backends)
         story, settings = opening.load_story(options, options.greeting or 0, card=card)
+        story.problems += [note for note in notes if note not in story.problems]
         return cls.start(
             store,
             story,

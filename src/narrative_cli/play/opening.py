@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.domain import Card
@@ -67,10 +68,37 @@ def with_st_data(options: PlayOptions) -> tuple[PlayOptions, list[str]]:
     if not card_path:
         return options, []
     card = load_card(card_path)
-    worlds, notes = st_data.worlds_for(root, card, st_data.settings(root))
+    data = st_data.settings(root)
+    worlds, notes = st_data.worlds_for(root, card, data)
     given = {Path(p).expanduser().resolve() for p in options.lorebooks}
     extra = [str(p) for p in worlds if p.resolve() not in given]
-    return replace(options, card=card_path, lorebooks=[*options.lorebooks, *extra]), notes
+    preset, preset_notes = _st_preset(root, options.preset, data)
+    changed = replace(options, card=card_path, lorebooks=[*options.lorebooks, *extra],
+                      preset=preset)
+    return changed, notes + preset_notes
+
+
+def _st_preset(root: Path, given: str | None, data: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """``--preset NAME`` from ``OpenAI Settings/``; without ``--preset``, the preset selected in
+    SillyTavern's settings.json, said in a note (SillyTavern would use it too)."""
+    from narrative_cli.errors import PresetError
+    from narrative_cli.load.files import is_existing_file
+
+    if given and is_existing_file(given):
+        return given, []
+    if given:
+        found = st_data.preset_path(root, given)
+        if found is None:
+            raise PresetError(f"--preset {given}: no such file, and no preset of that name in "
+                              f"{root / 'OpenAI Settings'}")
+        return str(found), []
+    name = st_data.selected_preset(data)
+    found = st_data.preset_path(root, name) if name else None
+    if found is None:
+        return None, [f"preset: {name!r}, selected in settings.json, is not in OpenAI Settings/; "
+                      "no preset is used"] if name else []
+    return str(found), [f"preset: {name!r}, the one selected in SillyTavern's settings.json "
+                        "(--preset chooses another)"]
 
 
 def file_hash(path: str | Path, error: type[BadInput] = CardError, kind: str = "card") -> str:
