@@ -91,3 +91,20 @@ def test_run_refuses_an_instruct_template_as_preset_naming_its_kind(tmp_path: Pa
     assert done.returncode == 2
     assert "ChatML.json: this is an instruct template" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_writers_prompt_leaves_room_for_the_presets_reply(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from narrative_cli.context.budget import prompt_limit
+
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server)
+    settings.agents["writing"] = AgentSettings()
+    settings.profiles["scripted"].context_size = 3000
+    preset = {**PRESET, "openai_max_tokens": 2400}
+    story = open_story(LANTERN, preset=write_preset(tmp_path, preset), settings=settings, seed=3)
+    result = run_turn(story, "I trim the wick.", backends_for(scripted_server, settings))
+    cuts = [c for c in result.budget_cuts if c.agent == "writing"]
+    assert cuts and cuts[0].limit == prompt_limit(3000, 2400)
+    assert requests_of(scripted_server, "writing")[0].json["max_tokens"] == 2400

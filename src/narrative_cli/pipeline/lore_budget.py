@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from narrative_cli.lore.engine import ActivationResult, LoreSettings
 from narrative_cli.pipeline.backendset import BackendSet
-from narrative_cli.pipeline.samplers import preset_samplers
+from narrative_cli.pipeline.samplers import preset_samplers, reply_tokens
 from narrative_cli.pipeline.story import Story
 
 
@@ -29,12 +29,9 @@ def writer_room(story: Story, backends: BackendSet) -> tuple[int, str] | None:
             context, source = value, f"preset {story.preset.name!r} openai_max_context"
     if context is None:
         return None
-    configured = backends.configured("writing")
-    reply = configured.max_tokens if configured and configured.max_tokens else None
-    if reply is None:
-        reply = preset_samplers(story.preset).get("max_tokens")
-    if reply is None:
-        reply = story.settings.agent("writing").max_tokens or 0
+    reply = reply_tokens("writing", preset_samplers(story.preset),
+                         backends.configured("writing"),
+                         story.settings.agent("writing").max_tokens) or 0
     return max(1, context - int(reply)), f"{source} {context} minus {reply} for the reply"
 
 

@@ -62,3 +62,13 @@ def with_preset_samplers(request: ChatRequest, samplers: dict[str, Any],
         elif getattr(request, name) is None and getattr(configured, name, None) is None:
             changes[name] = value
     return replace(request, **changes)
+
+
+def reply_tokens(agent: str, samplers: dict[str, Any], configured: AgentSettings | None,
+                 default: int | None) -> int | None:
+    """The ``max_tokens`` a request of ``agent`` will carry: the config's, else (writer) the
+    preset's, else the default; the prompt budget must leave this much room."""
+    if configured is not None and configured.max_tokens is not None:
+        return configured.max_tokens
+    preset = samplers.get("max_tokens") if agent in WRITER_AGENTS else None
+    return int(preset) if isinstance(preset, int) else default

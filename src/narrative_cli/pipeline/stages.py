@@ -21,6 +21,7 @@ from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.events import ToolResultEvent
 from narrative_cli.pipeline.records import BudgetCut
+from narrative_cli.pipeline.samplers import reply_tokens
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import ToolDef, ToolSet
 from narrative_cli.tools.dice_rules import invented_roll_warnings
@@ -68,9 +69,9 @@ def fit_prompt(state: TurnState, build: Builder, agent: str) -> Prompt:
     if limit is None:
         return build(inputs)
     _, agent_settings = state.calls.backends.get(agent)
-    fitted = fit_to_budget(
-        build, inputs, context_tokens=limit, max_tokens=agent_settings.max_tokens
-    )
+    reply = reply_tokens(agent, state.calls.samplers, state.calls.backends.configured(agent),
+                         agent_settings.max_tokens)
+    fitted = fit_to_budget(build, inputs, context_tokens=limit, max_tokens=reply)
     if fitted.cuts:
         state.budget_cuts.append(BudgetCut(agent, fitted.limit, tuple(fitted.cuts)))
     if not fitted.fits:
