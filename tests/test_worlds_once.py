@@ -29,9 +29,9 @@ def world_file(folder: Path, name: str, contents: list[str]) -> Path:
     return path
 
 
-def test_a_world_named_like_the_linked_world_replaces_the_cards_book(tmp_path: Path) -> None:
+def test_a_world_named_like_the_cards_book_replaces_it(tmp_path: Path) -> None:
     card = write_card(tmp_path, [entry(1, "OLD FERRY RULE", constant=True)],
-                      extensions={"world": "Ferry"})
+                      extensions={"world": "Ferry"})  # the book is called "Ferry" too
     world = world_file(tmp_path, "Ferry", ["EDITED FERRY RULE"])
     parts = load_parts(card, [world], None, None, None, "en", None)
     contents = [e.content for e in parts.entries]
@@ -53,3 +53,18 @@ def test_a_linked_world_not_given_is_named_in_a_hint(tmp_path: Path) -> None:
     assert hints == ["lore: the card links the world 'Ferry Lore' (data.extensions.world), "
                      "which was not given; its entries are missing. Pass it with --lorebook "
                      "Ferry Lore.json"]
+
+
+def test_a_world_holding_the_books_entries_and_more_replaces_it(tmp_path: Path) -> None:
+    card = write_card(tmp_path, [entry(1, "FERRY RULE", keys=("k0",))], name="Oren")
+    world = world_file(tmp_path, "Oren's edited lore", ["FERRY RULE", "NEW RULE"])
+    parts = load_parts(card, [world], None, None, None, "en", None)
+    assert sorted(e.content for e in parts.entries) == ["FERRY RULE", "NEW RULE"]
+
+
+def test_a_linked_world_that_is_another_book_is_loaded_beside_the_cards_book() -> None:
+    from tests.conftest import SAMPLES
+
+    card = load_card(SAMPLES / "lantern-keeper.png")  # links sample-world, holds Greyholm Light
+    world = load_lorebook(SAMPLES / "sample-world.json")
+    assert len(select_lore(card, [world]).books) == 2

@@ -10,6 +10,7 @@ stand-alone files, bare or in the V3 ``{"spec": "lorebook_v3", "data": …}`` en
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,8 +280,7 @@ def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> Lor
     twin = _same_book(card, book, worlds) if book is not None and source != "card" else None
     if book is not None and twin is not None:
         skipped.append(f"{book.name or 'card book'}: the world file {twin.name!r} holds the same "
-                       "book; it is loaded once, from the world file (as SillyTavern uses the "
-                       "card's linked world)")
+                       "book; it is loaded once, from the world file")
         book = None
     if book is not None:
         if source == "world":
@@ -305,14 +305,16 @@ def linked_world(card: Card) -> str:
 
 
 def _same_book(card: Card, book: Lorebook, worlds: list[Lorebook]) -> Lorebook | None:
-    """The world file that holds the card's own book: the one the card links by name, one with
-    the book's name, or one with the same entries (by content and keys)."""
-    names = {n for n in (linked_world(card), book.name.strip()) if n}
+    """The world file that holds the card's own book: one with the book's name, or one that
+    holds every entry of the book (same content and keys; the user may have added entries).
+    A card's linked world alone is not enough: a card may link a different world."""
+    name = book.name.strip()
+    own = Counter(_fingerprint(book))
     for world in worlds:
-        if world.name.strip() in names or _fingerprint(world) == _fingerprint(book):
+        if (name and world.name.strip() == name) or not own - Counter(_fingerprint(world)):
             return world
     return None
 
 
 def _fingerprint(book: Lorebook) -> list[tuple[str, tuple[str, ...]]]:
-    return sorted((e.content.strip(), tuple(e.keys)) for e in book.entries)
+    return [(e.content.strip(), tuple(e.keys)) for e in book.entries]
