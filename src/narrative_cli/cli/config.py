@@ -41,6 +41,11 @@ pipeline:
   text_recall: false
   text_recall_budget: 2000
   preset_mode: none             # none | split; a preset you give (--preset) is always used
+  authors_note: ""              # Author's Note of new chats (/note sets a chat's own)
+  authors_note_interval: 1      # every N player messages (0: never)
+  authors_note_position: chat   # chat (at depth) | after_main | before_main
+  authors_note_depth: 4
+  authors_note_role: system     # system | user | assistant
   worldbook_source: auto        # auto | card | world
   mode: auto                    # auto | serial | merged | parallel
   lang: auto                    # auto | zh | en
