@@ -27,6 +27,7 @@ system message just before the player's input.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
 
@@ -34,7 +35,7 @@ from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain
 from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
-from narrative_cli.context.macros import expand
+from narrative_cli.context.macros import MacroEnv, expand
 from narrative_cli.domain import AuthorsNote, Message, Preset, PresetPrompt, Role
 
 CONTENT_MARKERS = ("worldInfoBefore", "worldInfoAfter", "charDescription", "charPersonality",
@@ -177,12 +178,20 @@ def _formatted(inputs: PromptInputs, key: str, default: str, field: str) -> str:
     form = setting(inputs.preset, key, default)
     if not field.strip() or not form:
         return ""
-    return expand(form, macro_env(inputs)).strip()
+    return expand(form, _format_env(inputs)).strip()
 
 
 def _macro(inputs: PromptInputs, key: str, default: str) -> str:
     assert inputs.preset is not None
-    return expand(setting(inputs.preset, key, default), macro_env(inputs))
+    return expand(setting(inputs.preset, key, default), _format_env(inputs))
+
+
+def _format_env(inputs: PromptInputs) -> MacroEnv:
+    """Macros for the preset's format strings. The prompt may be built several times a turn
+    (budget fitting), so these draw from their own fixed rng, never the session's."""
+    env = macro_env(inputs)
+    env.rng = random.Random(0)
+    return env
 
 
 def example_dialogues(text: str) -> list[str]:
