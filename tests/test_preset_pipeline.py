@@ -108,3 +108,30 @@ def test_the_writers_prompt_leaves_room_for_the_presets_reply(
     cuts = [c for c in result.budget_cuts if c.agent == "writing"]
     assert cuts and cuts[0].limit == prompt_limit(3000, 2400)
     assert requests_of(scripted_server, "writing")[0].json["max_tokens"] == 2400
+
+
+def test_a_preset_in_the_config_is_used_and_remembered(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    import os
+
+    from narrative_cli.play import PlayOptions, PlaySession
+    from narrative_cli.store import SessionStore
+
+    Script().install(scripted_server)
+    home = Path(os.environ["NARRATIVE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"pipeline:\n  preset: {json.dumps(str(write_preset(tmp_path)))}\n", encoding="utf-8")
+    options = PlayOptions(card=str(LANTERN), provider="openai",
+                          base_url=scripted_server.base_url, model="m", seed=2)
+    with SessionStore(tmp_path / "s.db") as store:
+        play = PlaySession.open(store, options)
+        try:
+            assert play.story.preset is not None and play.story.preset.name == "Quiet"
+            assert store.session(play.session_id).settings["preset"].endswith("Quiet.json")
+            play.play("I trim the wick.")
+        finally:
+            play.close()
+    body = requests_of(scripted_server, "writing")[0].json
+    assert body["messages"][0]["content"] == "PRESET MAIN for Edda."

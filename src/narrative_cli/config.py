@@ -109,6 +109,7 @@ class PipelineSettings:
     text_recall: bool = False
     text_recall_budget: int = 2000
     preset_mode: str = "none"
+    preset: str = ""  # a Chat Completion preset file used when --preset is not given
     # The Author's Note of new chats (a chat's own note, e.g. an imported one, wins).
     authors_note: str = ""
     authors_note_interval: int = 1

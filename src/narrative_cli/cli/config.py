@@ -41,6 +41,7 @@ pipeline:
   text_recall: false
   text_recall_budget: 2000
   preset_mode: none             # none | split; a preset you give (--preset) is always used
+  preset: ""                    # a Chat Completion preset file when --preset is not given
   authors_note: ""              # Author's Note of new chats (/note sets a chat's own)
   authors_note_interval: 1      # every N player messages (0: never)
   authors_note_position: chat   # chat (at depth) | after_main | before_main

@@ -147,6 +147,7 @@ class PlaySession:
 
         if options.resume:
             return cls.resume(store, options.resume, options, backends)
+        options = opening.with_config_preset(options)
         options, notes = opening.with_st_data(options)  # NAME → card, worlds, preset
         existing = opening.named_session(store, options)
         if existing is not None:

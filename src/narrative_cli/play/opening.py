@@ -40,7 +40,7 @@ def load_story(
     story = open_story(
         card or options.card,
         lorebooks=options.lorebooks,
-        preset=options.preset,
+        preset=options.preset or settings.pipeline.preset or None,
         persona=options.persona,
         settings=settings,
         greeting_index=greeting_index,
@@ -50,6 +50,15 @@ def load_story(
     )
     story.problems += notes
     return story, settings
+
+
+def with_config_preset(options: PlayOptions) -> PlayOptions:
+    """``options`` with the config's ``pipeline.preset`` when ``--preset`` was not given, so
+    the session remembers it like a flag."""
+    if options.preset:
+        return options
+    configured = load_settings(options.overrides()).pipeline.preset
+    return replace(options, preset=configured) if configured else options
 
 
 def with_st_data(options: PlayOptions) -> tuple[PlayOptions, list[str]]:
