@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from narrative_cli import paths
+from narrative_cli.credentials import scrub
 from narrative_cli.errors import StoreError
 from narrative_cli.store import queries as q
 from narrative_cli.store import rows
@@ -37,7 +38,6 @@ from narrative_cli.store.models import (
     TurnState,
     TurnView,
 )
-from narrative_cli.store.secrets import scrub
 from narrative_cli.store.snapshots import add_references, load_snapshot, release
 
 Clock = Callable[[], datetime]
