@@ -135,3 +135,22 @@ def test_a_preset_in_the_config_is_used_and_remembered(
             play.close()
     body = requests_of(scripted_server, "writing")[0].json
     assert body["messages"][0]["content"] == "PRESET MAIN for Edda."
+
+
+def test_the_trace_shows_the_presets_samplers(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from narrative_cli.pipeline.trace import TraceWriter
+
+    Script().install(scripted_server)
+    settings = settings_for(scripted_server)
+    settings.agents["writing"] = AgentSettings()
+    story = open_story(LANTERN, preset=write_preset(tmp_path), settings=settings, seed=3)
+    trace = TraceWriter(tmp_path / "trace")
+    run_turn(story, "I trim the wick.", backends_for(scripted_server, settings), trace=trace)
+    calls = [json.loads(line) for line in
+             (tmp_path / "trace" / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
+    writing = next(c for c in calls if c["agent"] == "writing")
+    request = writing["request"]
+    assert request["temperature"] == 0.65 and request["top_k"] == 40
+    assert request["reasoning_effort"] == "low" and request["max_tokens"] == 777

@@ -20,6 +20,7 @@ from typing import Any
 from narrative_cli.backends import ChatRequest
 from narrative_cli.config import AgentSettings
 from narrative_cli.domain import Preset
+from narrative_cli.pipeline.trace import PRESET_EXTRA_KEYS
 
 WRITER_AGENTS = ("writing", "merged_writing")
 # preset key -> ChatRequest field
@@ -28,6 +29,7 @@ _FIELDS = {"temperature": "temperature", "top_p": "top_p", "openai_max_tokens": 
 # preset key -> the value that means "off" (then nothing is sent)
 _EXTRA_OFF: dict[str, Any] = {"top_k": 0, "min_p": 0, "top_a": 0, "repetition_penalty": 1,
                               "seed": -1, "reasoning_effort": "auto"}
+assert tuple(_EXTRA_OFF) == PRESET_EXTRA_KEYS  # the trace shows exactly these
 
 
 def preset_samplers(preset: Preset | None) -> dict[str, Any]:

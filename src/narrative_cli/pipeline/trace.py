@@ -36,6 +36,7 @@ from narrative_cli.errors import NarrativeError
 if TYPE_CHECKING:
     from narrative_cli.pipeline.story import TurnResult
 
+PRESET_EXTRA_KEYS = ("top_k", "min_p", "top_a", "repetition_penalty", "seed", "reasoning_effort")
 _REQUEST_PARAMS = (
     "temperature",
     "top_p",
@@ -99,13 +100,16 @@ class CallTrace:
 
 
 def request_params(request: Any) -> dict[str, Any]:
-    """The sampling parameters of a ChatRequest that are set (None and empty left out)."""
+    """The sampling parameters of a ChatRequest that are set (None and empty left out), with
+    the preset's provider sampling fields (``top_k``, ``min_p`` …) when sent."""
     params: dict[str, Any] = {}
     for name in _REQUEST_PARAMS:
         value = getattr(request, name, None)
         if value is None or value == []:
             continue
         params[name] = value
+    extra = getattr(request, "extra", None) or {}
+    params.update({k: v for k, v in extra.items() if k in PRESET_EXTRA_KEYS})
     return params
 
 
