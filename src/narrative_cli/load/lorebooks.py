@@ -271,13 +271,15 @@ def select_lore(card: Card, worlds: list[Lorebook], source: str = "auto") -> Lor
     user who passes ``--lorebook`` expects it to be read (SillyTavern, too, adds the selected
     global world books to character lore). ``card``: only the embedded book. ``world``: only the
     named world files. What is left out is listed in ``skipped``.
+    A world file holding the card's own book (same name, or all of its entries) replaces the
+    embedded book, so the book is loaded once.
     """
     if source not in SOURCES:
         raise ConfigError(f"worldbook source {source!r} is unknown (use auto, card or world)")
     book = card.character_book if card.character_book and card.character_book.entries else None
     books: list[Lorebook] = []
     skipped: list[str] = []
-    twin = _same_book(card, book, worlds) if book is not None and source != "card" else None
+    twin = _same_book(book, worlds) if book is not None and source != "card" else None
     if book is not None and twin is not None:
         skipped.append(f"{book.name or 'card book'}: the world file {twin.name!r} holds the same "
                        "book; it is loaded once, from the world file")
@@ -304,7 +306,7 @@ def linked_world(card: Card) -> str:
     return name.strip() if isinstance(name, str) else ""
 
 
-def _same_book(card: Card, book: Lorebook, worlds: list[Lorebook]) -> Lorebook | None:
+def _same_book(book: Lorebook, worlds: list[Lorebook]) -> Lorebook | None:
     """The world file that holds the card's own book: one with the book's name, or one that
     holds every entry of the book (same content and keys; the user may have added entries).
     A card's linked world alone is not enough: a card may link a different world."""
