@@ -154,3 +154,23 @@ def test_the_trace_shows_the_presets_samplers(
     request = writing["request"]
     assert request["temperature"] == 0.65 and request["top_k"] == 40
     assert request["reasoning_effort"] == "low" and request["max_tokens"] == 777
+
+
+def test_an_unknown_preset_mode_or_note_position_is_refused_when_the_config_loads(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    import pytest
+
+    from narrative_cli.config import load_settings
+    from narrative_cli.errors import ConfigError
+
+    home = Path(os.environ["NARRATIVE_HOME"])
+    config = home / "config.yaml"
+    config.write_text("pipeline:\n  preset_mode: merge\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"pipeline\.preset_mode: 'merge' is not one of none"):
+        load_settings({})
+    config.write_text("pipeline:\n  authors_note_position: top\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="authors_note_position: 'top' is not one of chat"):
+        load_settings({})

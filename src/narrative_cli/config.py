@@ -34,6 +34,7 @@ _CHOICES = {
     "mode": ("auto", "serial", "merged", "parallel"),
     "lang": ("auto", "zh", "en"),
     "worldbook_source": ("auto", "card", "world"),
+    "preset_mode": ("none", "split"),
     "authors_note_position": ("chat", "after_main", "before_main"),
     "authors_note_role": ("system", "user", "assistant"),
     "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
@@ -123,8 +124,8 @@ class PipelineSettings:
 
 
 _PIPELINE_NAMES = tuple(f.name for f in fields(PipelineSettings))
-_PIPELINE_CHOICES = ("mode", "lang", "worldbook_source", "authors_note_position",
-                     "authors_note_role")
+_PIPELINE_CHOICES = ("mode", "lang", "worldbook_source", "preset_mode",
+                     "authors_note_position", "authors_note_role")
 
 
 def default_authors_note(pipeline: PipelineSettings) -> AuthorsNote:
