@@ -116,3 +116,22 @@ def test_presets_come_from_openai_settings_by_name_or_the_settings_selection(
     assert story.preset is not None and story.preset.samplers["temperature"] == 0.5
     missing = narrative(None, "run", "Mira", "--st-data", str(root), "--preset", "Wild")
     assert missing.returncode == 2 and "no preset of that name" in missing.stderr
+
+
+def test_the_greeting_menu_finds_the_card_by_name(tmp_path: Path) -> None:
+    from narrative_cli.play.launch import choose_greeting
+    from narrative_cli.store import SessionStore
+
+    class Menu:
+        asked: list[str] = []
+
+        def choose_greeting(self, greetings: list[str], lang: str) -> int:
+            self.asked.extend(greetings)
+            return 1
+
+    root = install(tmp_path)
+    with SessionStore(tmp_path / "s.db") as store:
+        options, card = choose_greeting(PlayOptions(card="Mira", st_data=str(root)), store,
+                                        Menu())  # type: ignore[arg-type]
+    assert card is not None and card.name == "Mira"
+    assert Path(options.card).name == "mira.json" and options.greeting == 1

@@ -73,11 +73,13 @@ def choose_greeting(
     Returns the options (with ``greeting`` set when asked) and the card if it was loaded, so
     the session is built from it instead of reading the file again.
     """
-    from narrative_cli.play.opening import named_session
+    from narrative_cli.play.opening import named_session, with_st_card
 
     if options.greeting is not None or options.resume or named_session(store, options):
         return options, None
     from narrative_cli.load import load_card
+
+    options = with_st_card(options)  # run NAME --st-data DIR: the card's file
 
     card = load_card(options.card)
     if len(card.greetings) < 2:

@@ -61,6 +61,16 @@ def with_config_preset(options: PlayOptions) -> PlayOptions:
     return replace(options, preset=configured) if configured else options
 
 
+def with_st_card(options: PlayOptions) -> PlayOptions:
+    """``options`` with a card NAME resolved in the ``--st-data`` folder (a file stays)."""
+    from narrative_cli.load.files import is_existing_file
+
+    if not options.st_data or not options.card or is_existing_file(options.card):
+        return options
+    root = st_data.check_folder(options.st_data)
+    return replace(options, card=str(st_data.find_character(root, options.card)))
+
+
 def with_st_data(options: PlayOptions) -> tuple[PlayOptions, list[str]]:
     """``options`` with the card resolved in the SillyTavern folder (a NAME that is not a
     file) and its linked world and the global worlds added from ``worlds/``; notes name the
@@ -68,12 +78,9 @@ def with_st_data(options: PlayOptions) -> tuple[PlayOptions, list[str]]:
     if not options.st_data:
         return options, []
     from narrative_cli.load import load_card
-    from narrative_cli.load.files import is_existing_file
 
     root = st_data.check_folder(options.st_data)
-    card_path = options.card
-    if card_path and not is_existing_file(card_path):
-        card_path = str(st_data.find_character(root, card_path))
+    card_path = with_st_card(options).card
     if not card_path:
         return options, []
     card = load_card(card_path)
