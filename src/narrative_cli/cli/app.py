@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if error_options["debug"]:
             raise
-        detail = scrub_text(f"{type(exc).__name__}: {exc}")
+        from narrative_cli.ui.safe import safe_text
+
+        detail = safe_text(scrub_text(f"{type(exc).__name__}: {exc}"))
         sys.stderr.write(f"error: internal error: {detail}\n")
         sys.stderr.write("hint: run again with --debug for the traceback and report it\n")
         sys.exit(1)
