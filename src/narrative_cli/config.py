@@ -61,6 +61,7 @@ class Profile:
     response_format: str = "auto"
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
+    timeout: float = 300.0  # one whole call (one attempt), streaming included
     max_retries: int = 2
     headers: dict[str, str] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
@@ -91,6 +92,7 @@ class AgentSettings:
     stop: list[str] | None = None
     connect_timeout: float | None = None
     read_timeout: float | None = None
+    timeout: float | None = None
     max_retries: int | None = None
 
 
@@ -118,7 +120,9 @@ _PIPELINE_NAMES = tuple(f.name for f in fields(PipelineSettings))
 def builtin_profiles() -> dict[str, Profile]:
     """Profiles that exist without any config file."""
     return {
-        "local": Profile(name="local", provider="local", read_timeout=300.0, max_retries=1),
+        "local": Profile(
+            name="local", provider="local", read_timeout=300.0, timeout=900.0, max_retries=1
+        ),
         "openai": Profile(
             name="openai", provider="openai", model="gpt-4o-mini", api_key_env="OPENAI_API_KEY"
         ),
@@ -278,6 +282,12 @@ def _profile(name: str, raw: Any, known: dict[str, Profile], where: str) -> Prof
     return build(Profile, merged, ctx)
 
 
+def _check_seconds(value: float | None, where: str) -> None:
+    """A timeout must be a positive, finite number of seconds."""
+    if value is not None and not 0 < value < float("inf"):
+        raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
+
+
 def _validate(settings: Settings, where: str) -> None:
     for name, profile in settings.profiles.items():
         ctx = f"{where}: profiles.{name}"
@@ -288,6 +298,8 @@ def _validate(settings: Settings, where: str) -> None:
             )
         for key in ("max_tokens_field", "response_format"):
             _check_choice(getattr(profile, key), key, f"{ctx}.{key}")
+        for key in ("connect_timeout", "read_timeout", "timeout"):
+            _check_seconds(getattr(profile, key), f"{ctx}.{key}")
         for header in profile.headers:
             if is_secret_name(header):
                 raise ConfigError(
@@ -301,6 +313,8 @@ def _validate(settings: Settings, where: str) -> None:
             raise ConfigError(
                 f"{where}: agents.{agent}.profile: no profile named {agent_settings.profile!r}"
             )
+        for key in ("connect_timeout", "read_timeout", "timeout"):
+            _check_seconds(getattr(agent_settings, key), f"{where}: agents.{agent}.{key}")
     if settings.default_profile not in settings.profiles:
         raise ConfigError(
             f"{where}: default_profile: no profile named {settings.default_profile!r} "

@@ -28,7 +28,13 @@ from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError, TurnCancelled
 from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.backendset import BackendSet
-from narrative_cli.pipeline.events import CallFinished, Listener, PipelineEvent, TextDelta
+from narrative_cli.pipeline.events import (
+    CallFinished,
+    CallRetrying,
+    Listener,
+    PipelineEvent,
+    TextDelta,
+)
 from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
 
 Parser = Callable[[str, str, "str | None"], ParseResult]
@@ -93,6 +99,7 @@ class CallRunner:
                 json_schema=response_format(schema) if schema else None,
                 stream=stream,
                 cache_breakpoints=list(cache_breakpoints),
+                on_retry=self._retry_notice(agent),
             ),
             agent_settings,
         )
@@ -136,6 +143,12 @@ class CallRunner:
         return JsonOutcome(
             best.value, list(best.errors), retried=True, truncated=best.truncated, text=again.text
         )
+
+    def _retry_notice(self, agent: str) -> Callable[[int, int, BackendError, float], None]:
+        def on_retry(attempt: int, attempts: int, error: BackendError, wait_s: float) -> None:
+            self.emit(CallRetrying(agent, attempt, attempts, error.message, wait_s))
+
+        return on_retry
 
     def _streamer(self, agent: str) -> Callable[[str], None]:
         def on_text(text: str) -> None:

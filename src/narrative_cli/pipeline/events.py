@@ -79,8 +79,25 @@ class CallFinished:
     estimated: bool = False
 
 
+@dataclass(frozen=True)
+class CallRetrying:
+    """Attempt ``attempt`` of ``attempts`` of a call failed; the next starts in ``wait_s``."""
+
+    agent: str
+    attempt: int
+    attempts: int
+    reason: str
+    wait_s: float
+
+
 PipelineEvent = (
-    StageStarted | StageFinished | TextDelta | ToolResultEvent | TurnWarning | CallFinished
+    StageStarted
+    | StageFinished
+    | TextDelta
+    | ToolResultEvent
+    | TurnWarning
+    | CallFinished
+    | CallRetrying
 )
 Listener = Callable[[PipelineEvent], None]
 

@@ -32,6 +32,8 @@ from rich.live import Live
 from rich.text import Text
 
 from narrative_cli.pipeline.events import (
+    CallFinished,
+    CallRetrying,
     PipelineEvent,
     StageFinished,
     StageStarted,
@@ -89,6 +91,7 @@ class StatusLine:
         self.clock = clock
         self.started = clock()
         self.stages: list[str] = []
+        self.note = ""  # a retry in progress: "retry 2/3 · HTTP 500"
 
     def enter(self, stage: str) -> None:
         self.stages.append(stage)
@@ -109,7 +112,8 @@ class StatusLine:
         frame = _FRAMES[int(elapsed * 10) % len(_FRAMES)]
         stages = self.stages
         stage = stage_label(stages[-1], self.lang) if stages else "…"
-        return Text(f"{frame} {stage} · {elapsed:.1f} s", style="status")
+        note = f" · {self.note}" if self.note else ""
+        return Text(f"{frame} {stage} · {elapsed:.1f} s{note}", style="status")
 
     def __rich__(self) -> Text:
         return self.text()
@@ -220,6 +224,10 @@ class TurnView:
                     self._text(event.text)
             elif isinstance(event, ToolResultEvent):
                 self._tool(event)
+            elif isinstance(event, CallRetrying):
+                self._retrying(event)
+            elif isinstance(event, CallFinished):
+                self.status.note = ""
             elif isinstance(event, TurnWarning):
                 self.shown_warnings.append(event.message)
                 self._print(Text(f"! {safe_text(event.message)}", style="warn"))
@@ -242,6 +250,22 @@ class TurnView:
         done = "".join([*self._pending, head])
         self._pending = [tail] if tail else []
         self._live.console.print(Text(done))
+
+    def _retrying(self, event: CallRetrying) -> None:
+        """Show a retry: on stderr in line mode, above the live region and in the status."""
+        line = retry_line(event, self.lang)
+        self.status.note = (
+            f"重试 {event.attempt + 1}/{event.attempts}" if self.lang == "zh"
+            else f"retry {event.attempt + 1}/{event.attempts}"
+        )
+        if self._live is not None:
+            self._print(Text(f"! {line}", style="warn"))
+            return
+        if not self._at_line_start:
+            self.consoles.out.file.write("\n")
+            self.consoles.out.file.flush()
+            self._at_line_start = True
+        self.consoles.err.print(Text(f"! {line}", style="warn"))
 
     def _tool(self, event: ToolResultEvent) -> None:
         if event.trigger != "planning" and event.ok:
@@ -300,6 +324,17 @@ class TurnView:
             self.consoles.out.file.write("\n")
             self.consoles.out.file.flush()
             self._at_line_start = True
+
+
+def retry_line(event: CallRetrying, lang: str) -> str:
+    """``writing: attempt 1/3 failed (reason); retrying in 0.5 s`` in the story's language."""
+    reason = safe_text(event.reason)
+    agent = stage_label(event.agent, lang)
+    if lang == "zh":
+        return (f"{agent}：第 {event.attempt}/{event.attempts} 次尝试失败（{reason}），"
+                f"{event.wait_s:.1f} 秒后重试")
+    return (f"{agent}: attempt {event.attempt}/{event.attempts} failed ({reason});"
+            f" retrying in {event.wait_s:.1f} s")
 
 
 def _tail(pieces: list[str], limit: int) -> str:
