@@ -536,6 +536,6 @@ def create_config_file(text: str, *, force: bool = False) -> Path:
     if path.exists() and not force:
         raise ConfigError(f"{path} already exists", hint="pass --force to overwrite it")
     settings_from_dict(yaml.safe_load(text) or {}, "config template")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.usable_dir(path.parent, "the config folder")
     path.write_text(text, encoding="utf-8")
     return path

@@ -100,7 +100,7 @@ def toolbar_text(play: PlaySession) -> str:
 def make_prompt(play: PlaySession) -> PromptSession[str]:
     """The prompt_toolkit session of the REPL."""
     history_path = paths.history_file()
-    history_path.parent.mkdir(parents=True, exist_ok=True)
+    paths.usable_dir(history_path.parent)
     return PromptSession(
         history=FileHistory(str(history_path)),
         completer=SlashCompleter(play),
