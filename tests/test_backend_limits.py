@@ -181,3 +181,14 @@ def test_a_server_error_after_the_retries_offers_retry(
     assert done.returncode == 0, done.stderr
     assert "HTTP 500" in done.stderr and "type /retry" in done.stderr
     assert NARRATIVES[0] in done.stdout
+
+
+def test_streamed_tokens_with_unicode_line_separators_arrive_whole(
+    scripted_server: ScriptedServer,
+) -> None:
+    text = "灯\x85塔\u2028光\u2029 end"  # raw in the server's JSON (ensure_ascii=False)
+    scripted_server.queue_text(text, chunks=["灯\x85", "塔\u2028光", "\u2029 end"])
+    seen: list[str] = []
+    backend = open_backend(scripted_server.profile("openai"), retrier=quick_retrier(0))
+    reply = backend.complete(ChatRequest(MESSAGES, stream=True), seen.append)
+    assert reply.text == text and "".join(seen) == text

@@ -29,7 +29,7 @@ from narrative_cli.backends.base import (
 )
 from narrative_cli.backends.http_errors import error_from_status
 from narrative_cli.backends.retry import Retrier, RetryPolicy, parse_retry_after
-from narrative_cli.backends.sse import iter_sse
+from narrative_cli.backends.sse import iter_sse, split_lines
 from narrative_cli.config import AgentSettings, Profile
 from narrative_cli.credentials import remember, remember_url, scrub_url
 from narrative_cli.errors import (
@@ -231,8 +231,8 @@ class HTTPBackend:
                     self._read_json(r, builder)
                     _show(on_text, builder.text)
                     return builder
-                lines = self._until(r.iter_lines(), time.monotonic() + self.call_timeout)
-                for event in iter_sse(lines):
+                text = self._until(r.iter_text(), time.monotonic() + self.call_timeout)
+                for event in iter_sse(split_lines(text)):
                     _show(on_text, builder.feed(event.data))
         except httpx.HTTPError as exc:
             if not builder.text and not builder.reasoning:
@@ -248,10 +248,11 @@ class HTTPBackend:
         _show(on_text, builder.close())
         return builder
 
-    def _until(self, lines: Iterator[str], deadline: float) -> Iterator[str]:
-        """The stream's lines until the call's ``timeout`` runs out (keep-alives included:
-        a server that only sends ``: keep-alive`` comments cannot hold the turn forever)."""
-        for line in lines:
+    def _until(self, chunks: Iterator[str], deadline: float) -> Iterator[str]:
+        """The stream's text until the call's ``timeout`` runs out (keep-alives included: a
+        server that only sends ``: keep-alive`` comments, or trickles bytes, cannot hold the
+        turn forever; a silent one is stopped by the read timeout, at most ``timeout``)."""
+        for line in chunks:
             if time.monotonic() > deadline:
                 raise BackendTimeout(
                     f"{self.name}: no complete reply within {self.call_timeout:g} s"
