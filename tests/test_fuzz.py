@@ -46,6 +46,8 @@ from narrative_cli.load.png import build_png, parse_chunks, text_chunk
 from narrative_cli.play import PlayOptions, PlaySession
 from narrative_cli.state.engine import GameState, apply_events
 from narrative_cli.state.mvu import apply_patches
+from narrative_cli.state.mvu_commands import extract_commands
+from narrative_cli.state.mvu_update import MvuData, update_variables
 from narrative_cli.store import SessionStore
 from narrative_cli.tools.definitions import load_tools
 from narrative_cli.tools.runner import MAX_PLANNING_CALLS, run_planning_calls
@@ -184,6 +186,51 @@ def test_reply_parsers_never_raise_and_say_why(agent: str, data: st.DataObject) 
     lang = data.draw(st.sampled_from(["zh", "en"]))
     finish = data.draw(st.sampled_from([None, "stop", "length"]))
     check_parse(REPLY_PARSERS[agent](text, lang, finish))
+
+
+# --- MVU update commands in the message (``<UpdateVariable>`` ``_.set(...)``, JSONPatch) -----
+MVU_COMMANDS = [
+    "_.set('keeper.lamp_oil', 5, 4);//burnt",
+    "_.set('keeper.mood', 'calm');",
+    "_.add('keeper.lamp_oil', -1);",
+    "_.insert('log', 'lit');",
+    "_.assign('keeper.new', {\"a\": 1});",
+    "_.remove('log', 0);",
+    "_.unset('keeper.mood');",
+    "_.delete('keeper');",
+    '<JSONPatch>[{"op": "replace", "path": "/keeper/lamp_oil", "value": 3}]</JSONPatch>',
+]
+
+
+@st.composite
+def update_messages(draw: st.DrawFn) -> str:
+    """Story text with update commands, cut, spliced and wrapped as models write them."""
+    parts = draw(st.lists(st.sampled_from(MVU_COMMANDS) | st.text(max_size=12), max_size=6))
+    body = "\n".join(parts)
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(body)))
+        body = body[:at] + draw(st.sampled_from(["(", ")", "'", '"', ";", "//", ",", "_.set(",
+                                                 "NaN", "1e999", "\\", "{", "]"])) + body[at:]
+    wrap = draw(st.integers(0, 2))
+    if wrap == 1:
+        body = f"The fog.\n<UpdateVariable>\n{body}\n</UpdateVariable>"
+    elif wrap == 2:
+        body = f"<UpdateVariable>{body}"  # never closed
+    return body
+
+
+@fuzz(250)
+@given(text=update_messages() | st.text(max_size=120), lang=st.sampled_from(["zh", "en"]))
+def test_every_mvu_update_command_is_applied_or_rejected_with_a_reason(
+    text: str, lang: str
+) -> None:
+    """The MVU update parser of issue #14 (``state.mvu_update.update_variables``)."""
+    data = MvuData(stat_data=json.loads(json.dumps(MVU_TREE)))
+    result = update_variables(text, data, lang=lang)
+    extracted = extract_commands(text)
+    assert len(result.applied) + len(result.rejected) >= len(extracted.malformed)
+    assert all(record.reason.strip() for record in result.rejected)
+    json.dumps(result.data.stat_data, allow_nan=False)  # what is kept can be stored
 
 
 # --- what the parsed replies feed: the state engine and the MVU patcher -------------------

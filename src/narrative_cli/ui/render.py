@@ -144,7 +144,7 @@ def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
     ok = bool(result.get("ok"))
     data = result.get("data")
     if result.get("public") is not None:  # a hidden roll: the notice, never the result
-        notice = Text(str(result["public"]), style="dim italic")
+        notice = Text(safe_text(str(result["public"])), style="dim italic")
         return Panel(notice, title=safe_markup(words["dice"]), title_align="left", expand=False)
     if result.get("kind") == "dice" and isinstance(data, Mapping):
         title = f"{words['dice']} {data.get('expr', '')}".strip()
