@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from narrative_cli.agents.parsing import ParseResult, parse_analysis, parse_mvu_patches, parse_plan
@@ -405,6 +405,8 @@ entry_like = st.dictionaries(
 )
 
 
+@example(obj={"entries": {"\n": None}})  # found: a key with a newline broke the one line
+@example(obj={"entries": [{"id": "a\nb", "keys": 3}]})
 @fuzz(150)
 @given(obj=st.fixed_dictionaries({"entries": st.dictionaries(st.text(max_size=4), entry_like,
                                                              max_size=4)
