@@ -256,7 +256,7 @@ class HTTPBackend:
             if time.monotonic() > deadline:
                 raise BackendTimeout(
                     f"{self.name}: no complete reply within {self.call_timeout:g} s"
-                    f" (the profile's timeout) at {self.url}",
+                    f" (the profile's timeout) at {scrub_url(self.url)}",
                     hint="raise timeout in the profile (config.yaml) if the model is slow",
                 )
             yield line
