@@ -192,3 +192,16 @@ def test_streamed_tokens_with_unicode_line_separators_arrive_whole(
     backend = open_backend(scripted_server.profile("openai"), retrier=quick_retrier(0))
     reply = backend.complete(ChatRequest(MESSAGES, stream=True), seen.append)
     assert reply.text == text and "".join(seen) == text
+
+
+def test_the_timeout_message_never_shows_credentials_of_the_base_url(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.queue_fault("keepalive", seconds=20, interval=0.05)
+    url = scripted_server.base_url.replace("http://", "http://user:s3cretPassw0rd@")
+    backend = open_backend(scripted_server.profile("openai", base_url=url, timeout=0.5),
+                           retrier=quick_retrier(0))
+    with pytest.raises(BackendTimeout) as caught:
+        backend.complete(ChatRequest(MESSAGES, stream=True), lambda text: None)
+    assert "no complete reply within 0.5 s" in caught.value.message
+    assert "s3cretPassw0rd" not in caught.value.message

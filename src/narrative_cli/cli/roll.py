@@ -120,10 +120,8 @@ def roll_command(
             typer.echo(error.caret(), err=True)
         raise SystemExit(EXIT_USAGE) from None
     if as_json:
-        from narrative_cli.ui.safe import safe_json
-
         data = {**rolled.to_dict(), "line": rolled.line(language)}
-        typer.echo(safe_json(json.dumps(data, ensure_ascii=False)))
+        typer.echo(json.dumps(data, ensure_ascii=False))
         return
     from narrative_cli.ui.dice_view import print_roll
 
