@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.agents.parsing import ParseResult, corrective_message
+from narrative_cli.agents.parsing import corrective_message
 from narrative_cli.agents.schemas import response_format
+from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
 from narrative_cli.domain import Message
@@ -30,8 +31,6 @@ from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import CallFinished, Listener, PipelineEvent, TextDelta
 from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
-
-Parser = Callable[[str, str, "str | None"], ParseResult]
 
 
 @dataclass
@@ -114,11 +113,15 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        schema: str,
-        parse: Parser,
         cache_breakpoints: Sequence[int] = (),
     ) -> JsonOutcome:
-        """A schema-constrained call, parsed; one corrective retry when parsing fails."""
+        """A schema-constrained call, parsed; one corrective retry when parsing fails.
+
+        The schema and the parser are the agent's ``agents.table`` row."""
+        spec = agent_spec(agent)
+        if spec.schema is None or spec.parser is None:
+            raise ValueError(f"agent {agent!r} does not reply in JSON")
+        schema, parse = spec.schema, spec.parser
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:

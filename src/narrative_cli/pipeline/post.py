@@ -19,7 +19,6 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from narrative_cli.agents.parsing import parse_analysis
 from narrative_cli.agents.replies import Analysis
 from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
@@ -84,8 +83,6 @@ def run_analysis(state: TurnState) -> AnalysisOutcome:
             return state.calls.complete_json(
                 "analysis",
                 prompt.messages,
-                schema="analysis",
-                parse=parse_analysis,
                 cache_breakpoints=prompt.cache_breakpoints,
             )
         except BackendError as error:

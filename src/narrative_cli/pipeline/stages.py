@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from narrative_cli.agents.parsing import parse_plan
 from narrative_cli.agents.replies import Plan
 from narrative_cli.context.blocks import Prompt
 from narrative_cli.context.budget import fit_to_budget
@@ -89,8 +88,6 @@ def planning_stage(state: TurnState) -> None:
         outcome = state.calls.complete_json(
             "planning",
             prompt.messages,
-            schema="plan",
-            parse=parse_plan,
             cache_breakpoints=prompt.cache_breakpoints,
         )
         errors = "; ".join(outcome.errors)
