@@ -27,7 +27,7 @@ from typing import Any
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import ToolDefinitionError
 from narrative_cli.lore.routing import TOOL, formatting_kind
-from narrative_cli.tools.llm_tools import CANONICAL_CONTEXT_ORDER
+from narrative_cli.tools.context_keys import CANONICAL_CONTEXT_ORDER
 from narrative_cli.tools.sandbox import check_syntax
 
 TYPES = ("code", "llm")
