@@ -112,3 +112,15 @@ def test_a_type_only_loop_is_found(tmp_path: Path) -> None:
     graph = import_graph(tmp_path)
     assert graph[f"{PACKAGE}.lore.scan"] == {f"{PACKAGE}.lore.engine"}
     assert cycles(graph) == [[f"{PACKAGE}.lore.assemble", f"{PACKAGE}.lore.engine"]]
+
+
+def test_one_class_is_called_turn_state() -> None:
+    # The running turn (pipeline.turn) and the stored one (store.models.StoredTurn) used to
+    # share the name; a reader of either file could not tell which was meant.
+    defined = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "src").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name == "TurnState"
+    ]
+    assert defined == ["src/narrative_cli/pipeline/turn.py"]

@@ -30,7 +30,7 @@ class ScanState(enum.Enum):
     MIN_ACTIVATIONS = 3
 
 
-class Rules(Protocol):
+class ScanRules(Protocol):
     """The per-entry decisions the scan loop asks for (``engine.Rules`` makes them)."""
 
     substitute: Callable[[str], str]
@@ -54,7 +54,7 @@ class Scan:
         index: LoreIndex,
         buffer: ScanBuffer,
         settings: LoreSettings,
-        rules: Rules,
+        rules: ScanRules,
         rng: random.Random,
         effects: ActiveEffects,
         delayed: set[str],
