@@ -29,7 +29,6 @@ from narrative_cli.lore.index import LoreIndex, Prepared, index_for
 from narrative_cli.lore.jsregex import RegexTimeout
 from narrative_cli.lore.matcher import Key, find_word, key_matches, substitute_names
 from narrative_cli.lore.results import Activation, ActivationResult, Rejection, ScanContext
-from narrative_cli.lore.routing import classify
 from narrative_cli.lore.scan import Scan, ScanState
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.lore.timed import (
@@ -148,7 +147,7 @@ def _in_prompt_order(index: LoreIndex, scan: Scan) -> list[Activation]:
     return [
         Activation(
             item.entry,
-            classify(item.entry).name,
+            item.route,
             scan.activated[item.rank][0],
             scan.activated[item.rank][1],
             item.index,
