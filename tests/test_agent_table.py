@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,35 @@ def test_status_labels_and_local_slots_follow_the_table() -> None:
     pinned = table.pinned_slot_families()
     assert [server.slot_for(family) for family in pinned] == list(range(len(pinned)))
     assert server.slot_for("merged_writing") == server.slot_for("writing")
+
+
+def test_a_new_row_is_all_the_readers_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worked example of docs/internals.md: a compaction agent is one row (plus templates
+    # and its stage). Router, config, reply limits and local slots take it from the row.
+    compaction = table.AgentSpec(
+        name="compaction",
+        stage="post",
+        system=("analysis_system",),
+        user=("story_summary", "state_summary"),
+        schema="analysis",
+        parser=table.agent("analysis").parser,
+        max_tokens=900,
+        small_max_tokens=128,
+        slot_family="compaction",
+    )
+    rows = (*table.AGENTS, compaction)
+    monkeypatch.setattr(table, "AGENTS", rows)
+    monkeypatch.setattr(table, "_BY_NAME", {spec.name: spec for spec in rows})
+    inputs = replace(make_inputs("en"), state_summary="Day 2, the tower.")
+    prompt = build_prompt("compaction", inputs)
+    assert prompt.agent == "compaction"
+    assert prompt.block_names() == ["analysis_system", "story_summary", "state_summary"]
+    settings = settings_from_dict({"agents": {"compaction": {"temperature": 0.1}}}, "c.yaml")
+    assert settings.agent("compaction").temperature == 0.1
+    assert default_max_tokens("compaction", Profile(name="local", provider="local")) == 128
+    assert "compaction" in table.json_agents()
+    server = LocalServer(
+        base_url="http://127.0.0.1:1", model_path=Path("x"), slots=8, context_size=1
+    )
+    others = {server.slot_for(a) for a in table.agent_names() if a != "compaction"}
+    assert server.slot_for("compaction") not in others

@@ -8,7 +8,7 @@ Stages, in order:
 
 1. **lore**: world-info activation over the planning window, the state summary and the user's
    input (a key typed this turn fires this turn); tools and ``[mvu_update]`` rules whose keys
-   match become active.
+   match become active (``lore.stage.run_lore``: the whole stage lives in ``lore/``).
 2. **mode**: ``merged`` when no planning tool is active and text recall is off, ``serial``
    otherwise; ``parallel`` (``pipeline.parallel`` or ``--mode parallel``) is the serial path
    with the analysis overlapping the independent post-pipeline tools (with the flag on, merged
