@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -115,12 +117,13 @@ def test_every_row_names_known_blocks_stages_windows_and_settings(spec: table.Ag
 @pytest.mark.parametrize("spec", [s for s in table.AGENTS if s.schema], ids=lambda s: s.name)
 def test_json_agents_have_a_schema_and_a_parser_that_agree(spec: table.AgentSpec) -> None:
     assert spec.schema in SCHEMAS and spec.parser is not None
+    parse = spec.parse
     required = SCHEMAS[spec.schema]["required"]
     minimal = {"narrative_direction": "x"} if "narrative_direction" in required else {}
     minimal |= {key: [] for key in required if key not in minimal}
-    parsed = spec.parser(json.dumps(minimal), "en", "stop")
+    parsed = parse(json.dumps(minimal), "en", "stop")
     assert parsed.ok, parsed.errors
-    assert not spec.parser("not json at all", "en", "stop").ok
+    assert not parse("not json at all", "en", "stop").ok
 
 
 @pytest.mark.parametrize("name", table.prompt_agents())
@@ -183,7 +186,7 @@ def test_a_new_row_is_all_the_readers_need(monkeypatch: pytest.MonkeyPatch) -> N
         system=("analysis_system",),
         user=("story_summary", "state_summary"),
         schema="analysis",
-        parser=table.agent("analysis").parser,
+        parser="parse_analysis",
         max_tokens=900,
         small_max_tokens=128,
         slot_family="compaction",
@@ -204,3 +207,10 @@ def test_a_new_row_is_all_the_readers_need(monkeypatch: pytest.MonkeyPatch) -> N
     )
     others = {server.slot_for(a) for a in table.agent_names() if a != "compaction"}
     assert server.slot_for("compaction") not in others
+
+
+def test_reading_the_table_loads_no_parser() -> None:
+    # config reads the table on every start; the parsers load when a reply is first parsed.
+    code = "import sys, narrative_cli.config; print('narrative_cli.agents.parsing' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr

@@ -11,21 +11,21 @@ Adding an agent is its row here, its templates in ``templates/{zh,en}/`` and the
 calls it (``docs/internals.md`` walks through one). A *family* row (``tool``) stands for every
 agent named ``tool:<name>``.
 
-This module imports nothing above ``agents/`` so that ``config`` and ``backends`` can read it.
+This module imports nothing above ``agents/`` so that ``config`` and ``backends`` can read it,
+and nothing heavy at import time: ``config`` loads it on every start, so a row names its parser
+and ``AgentSpec.parse`` imports ``agents.parsing`` when a reply is first parsed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from narrative_cli.agents.parsing import (
-    ParseResult,
-    parse_analysis,
-    parse_plan,
-)
+if TYPE_CHECKING:
+    from narrative_cli.agents.parsing import ParseResult
 
-Parser = Callable[[str | None, str, str | None], ParseResult]
+Parser = Callable[[str | None, str, str | None], "ParseResult"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class AgentSpec:
     user: tuple[str, ...] = ()  # context blocks of the user message, in order
     window: str | None = None  # the WINDOWS entry its <recent_turns> come from
     schema: str | None = None  # agents.schemas.SCHEMAS key: a JSON reply; None: free text
-    parser: Parser | None = field(default=None, compare=False)
+    parser: str | None = None  # the agents.parsing function that reads a JSON reply
     streams: bool = False  # its reply is the story text, streamed to the listener
     pinned_slot: bool = False  # its family gets one of the first local slots, in table order
     once_per_turn: bool = True  # at most one call per turn (corrective retries aside)
@@ -82,6 +82,16 @@ class AgentSpec:
     @property
     def settings_key(self) -> str:
         return self.settings_from or self.name
+
+    @property
+    def parse(self) -> Parser:
+        """The reply parser (``parser`` looked up in ``agents.parsing``)."""
+        from narrative_cli.agents import parsing
+
+        if self.parser is None:
+            raise ValueError(f"agent {self.name!r} does not reply in JSON")
+        found: Parser = getattr(parsing, self.parser)
+        return found
 
     def label(self, lang: str) -> str:
         """The status line's name of the stage this agent runs in."""
@@ -107,7 +117,7 @@ AGENTS: tuple[AgentSpec, ...] = (
         ),
         window="planning",
         schema="plan",
-        parser=parse_plan,
+        parser="parse_plan",
         max_tokens=1024,
         small_max_tokens=256,
         slot_family="planning",
@@ -193,7 +203,7 @@ AGENTS: tuple[AgentSpec, ...] = (
             "closing",
         ),
         schema="analysis",
-        parser=parse_analysis,
+        parser="parse_analysis",
         max_tokens=1024,
         small_max_tokens=256,
         slot_family="analysis",

@@ -119,9 +119,9 @@ class CallRunner:
 
         The schema and the parser are the agent's ``agents.table`` row."""
         spec = agent_spec(agent)
-        if spec.schema is None or spec.parser is None:
+        if spec.schema is None:
             raise ValueError(f"agent {agent!r} does not reply in JSON")
-        schema, parse = spec.schema, spec.parser
+        schema, parse = spec.schema, spec.parse
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:
