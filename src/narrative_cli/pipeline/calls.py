@@ -23,6 +23,7 @@ from typing import Any
 from narrative_cli.agents.parsing import corrective_message
 from narrative_cli.agents.schemas import response_format
 from narrative_cli.agents.table import agent as agent_spec
+from narrative_cli.agents.table import find_agent
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
 from narrative_cli.domain import Message
@@ -78,12 +79,17 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        stream: bool = False,
+        stream: bool | None = None,
         schema: str | None = None,
         cache_breakpoints: Sequence[int] = (),
         attempt: int = 1,
     ) -> ChatReply:
-        """Send one request for ``agent`` and return the reply (BackendError on failure)."""
+        """Send one request for ``agent`` and return the reply (BackendError on failure).
+
+        ``stream`` defaults to the agent's row (``agents.table``: the writers stream)."""
+        if stream is None:
+            spec = find_agent(agent)
+            stream = spec is not None and spec.streams
         backend, agent_settings = self.backends.get(agent)
         request = with_agent_defaults(
             ChatRequest(

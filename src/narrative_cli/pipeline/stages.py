@@ -168,7 +168,7 @@ def writing_stage(state: TurnState, merged: bool) -> None:
     with state.stage("writing"):
         prompt = fit_prompt(state, build_merged_writing if merged else build_writing, agent)
         reply = state.calls.complete(
-            agent, prompt.messages, stream=True, cache_breakpoints=prompt.cache_breakpoints
+            agent, prompt.messages, cache_breakpoints=prompt.cache_breakpoints
         )
         narrative = apply_reply(state, clean_narrative(reply.text))
         if not narrative:
