@@ -21,7 +21,7 @@ from narrative_cli.config import (
     default_max_tokens,
     settings_from_dict,
 )
-from narrative_cli.context.router import BLOCKS, build_prompt
+from narrative_cli.context.router import BLOCKS, Source, build_prompt
 from narrative_cli.errors import ConfigError
 from narrative_cli.pipeline.events import STAGES
 from narrative_cli.ui.status import stage_label
@@ -130,8 +130,8 @@ def test_json_agents_have_a_schema_and_a_parser_that_agree(spec: table.AgentSpec
 def test_the_router_assembles_each_prompt_in_the_rows_order(name: str) -> None:
     spec = table.agent(name)
     prompt = build_prompt(name, make_inputs("en"), "The lantern flickers.")
-    order = [b.split("_with_")[0] for b in (*spec.system, *spec.user)]
-    expected = [f"{name}_system" if b == "system_rules" else b for b in order]
+    source = Source(spec, make_inputs("en"), "The lantern flickers.", None)
+    expected = [BLOCKS[token](source).name for token in (*spec.system, *spec.user)]
     built = prompt.block_names()
     assert built, name
     assert [b for b in expected if b in built] == built  # the row's blocks, in its order
