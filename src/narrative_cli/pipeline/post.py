@@ -23,8 +23,9 @@ from narrative_cli.agents.replies import Analysis
 from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
+from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import run_mvu_extract
-from narrative_cli.pipeline.stages import fit_prompt, llm_tool_call, report_tools
+from narrative_cli.pipeline.stages import llm_tool_call, report_tools
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.engine import apply_events
 from narrative_cli.tools.definitions import ToolDef
