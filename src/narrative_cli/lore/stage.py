@@ -32,9 +32,9 @@ class LoreScan:
     user_input: str
     extra_text: str  # the state summary: always in view
     turn: int
-    clock: int | None  # SillyTavern's message clock for timed effects (None: from ``turn``)
     settings: LoreSettings
     context: ScanContext
+    clock: int | None = None  # SillyTavern's message clock for timed effects (None: from turn)
 
 
 @dataclass
