@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from narrative_cli import paths
+from narrative_cli.agents.table import agent as agent_spec
+from narrative_cli.agents.table import find_agent, known_agents
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
 from narrative_cli.errors import ConfigError
 
@@ -166,7 +168,8 @@ class Settings:
         return settings
 
     def _agent_entry(self, agent: str) -> AgentSettings:
-        for key in (agent, agent.split(":", 1)[0], agent.replace("merged_", "")):
+        spec = find_agent(agent)
+        for key in (agent, agent.split(":", 1)[0], spec.settings_key if spec else agent):
             if key in self.agents:
                 return self.agents[key]
         return AgentSettings()
@@ -180,30 +183,13 @@ class Settings:
         return self.profiles[name]
 
 
-# Reply limits when the config sets none. The bundled 135M model writes little and slowly on two
-# cores, and loops when left unbounded, so it gets short limits; any other model gets room.
-_MAX_TOKENS = {
-    "planning": 1024,
-    "writing": 2048,
-    "analysis": 1024,
-    "mvu_extract": 1024,
-    "tool": 768,
-}
-_SMALL_LOCAL_MAX_TOKENS = {
-    "planning": 256,
-    "writing": 256,
-    "analysis": 256,
-    "mvu_extract": 192,
-    "tool": 160,
-}
-
-
 def default_max_tokens(agent: str, profile: Profile) -> int:
-    """The reply limit of ``agent`` when the config names none."""
+    """The reply limit of ``agent`` when the config names none (its ``agents.table`` row; an
+    agent without a row gets the tools' limit). The bundled 135M model writes little and slowly
+    on two cores, and loops when left unbounded, so it gets short limits; others get room."""
     small = profile.provider == "local" and not profile.model_path
-    table = _SMALL_LOCAL_MAX_TOKENS if small else _MAX_TOKENS
-    kind = agent.split(":", 1)[0].replace("merged_", "")
-    return table.get(kind, table["tool"])
+    spec = find_agent(agent) or agent_spec("tool")
+    return spec.small_max_tokens if small else spec.max_tokens
 
 
 def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
@@ -309,6 +295,10 @@ def _validate(settings: Settings, where: str) -> None:
     for key in ("mode", "lang", "worldbook_source"):
         _check_choice(getattr(settings.pipeline, key), key, f"{where}: pipeline.{key}")
     for agent, agent_settings in settings.agents.items():
+        if find_agent(agent) is None:
+            raise ConfigError(
+                f"{where}: agents.{agent}: unknown agent (expected one of {known_agents()})"
+            )
         if agent_settings.profile and agent_settings.profile not in settings.profiles:
             raise ConfigError(
                 f"{where}: agents.{agent}.profile: no profile named {agent_settings.profile!r}"

@@ -89,3 +89,7 @@ class PromptInputs:
     # Budget cuts (context.budget sets these; builders honour them).
     window_trim: int = 0  # oldest turns removed from every window
     macros_applied: bool = False  # set by context.expand.apply_macros
+
+    def window_settings(self, window: str | None) -> WindowSettings:
+        """The n+m settings of a window (``agents.table.WINDOWS``); the writers' by default."""
+        return self.planning_window if window == "planning" else self.writing_window

@@ -20,8 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.agents.parsing import ParseResult, corrective_message
+from narrative_cli.agents.parsing import corrective_message
 from narrative_cli.agents.schemas import response_format
+from narrative_cli.agents.table import agent as agent_spec
+from narrative_cli.agents.table import find_agent
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
 from narrative_cli.domain import Message
@@ -36,8 +38,6 @@ from narrative_cli.pipeline.events import (
     TextDelta,
 )
 from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
-
-Parser = Callable[[str, str, "str | None"], ParseResult]
 
 
 @dataclass
@@ -85,12 +85,17 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        stream: bool = False,
+        stream: bool | None = None,
         schema: str | None = None,
         cache_breakpoints: Sequence[int] = (),
         attempt: int = 1,
     ) -> ChatReply:
-        """Send one request for ``agent`` and return the reply (BackendError on failure)."""
+        """Send one request for ``agent`` and return the reply (BackendError on failure).
+
+        ``stream`` defaults to the agent's row (``agents.table``: the writers stream)."""
+        if stream is None:
+            spec = find_agent(agent)
+            stream = spec is not None and spec.streams
         backend, agent_settings = self.backends.get(agent)
         request = with_agent_defaults(
             ChatRequest(
@@ -121,11 +126,15 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        schema: str,
-        parse: Parser,
         cache_breakpoints: Sequence[int] = (),
     ) -> JsonOutcome:
-        """A schema-constrained call, parsed; one corrective retry when parsing fails."""
+        """A schema-constrained call, parsed; one corrective retry when parsing fails.
+
+        The schema and the parser are the agent's ``agents.table`` row."""
+        spec = agent_spec(agent)
+        if spec.schema is None:
+            raise ValueError(f"agent {agent!r} does not reply in JSON")
+        schema, parse = spec.schema, spec.parse
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:

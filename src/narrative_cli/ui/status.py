@@ -31,6 +31,8 @@ from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from narrative_cli.agents.table import stage as stage_spec
+from narrative_cli.agents.table import streaming_agents
 from narrative_cli.pipeline.events import (
     CallFinished,
     CallRetrying,
@@ -46,31 +48,7 @@ from narrative_cli.ui.console import Consoles
 from narrative_cli.ui.render import tool_panel
 from narrative_cli.ui.safe import StreamCleaner, safe_text
 
-STAGE_LABELS = {
-    "zh": {
-        "lore": "世界书",
-        "templates": "模板",
-        "planning": "规划",
-        "tools": "工具",
-        "recall": "回忆",
-        "writing": "写作",
-        "analysis": "分析",
-        "state": "状态",
-        "post": "后处理",
-    },
-    "en": {
-        "lore": "Lore",
-        "templates": "Templates",
-        "planning": "Planning",
-        "tools": "Tools",
-        "recall": "Recall",
-        "writing": "Writing",
-        "analysis": "Analysis",
-        "state": "State",
-        "post": "Post-processing",
-    },
-}
-WRITERS = ("writing", "merged_writing")
+WRITERS = streaming_agents()
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 6
 PREVIEW_CHARS = 2000  # the most the live region shows of a line still being written
@@ -79,8 +57,11 @@ Clock = Callable[[], float]
 
 
 def stage_label(stage: str, lang: str) -> str:
-    """The stage's name in the story's language (规划 / Planning, …)."""
-    return STAGE_LABELS["zh" if lang == "zh" else "en"].get(stage, stage)
+    """The stage's name in the story's language (规划 / Planning, …; ``agents.table``)."""
+    try:
+        return stage_spec(stage).label(lang)
+    except KeyError:
+        return stage
 
 
 class StatusLine:
