@@ -22,6 +22,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the golden prompt files under tests/golden/ instead of comparing",
     )
+    parser.addoption(
+        "--fuzz-examples",
+        type=int,
+        default=0,
+        help="run the property tests of tests/test_fuzz.py with this many examples each "
+        "(same as NARRATIVE_FUZZ_EXAMPLES)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    examples = config.getoption("--fuzz-examples", default=0)
+    if examples:
+        os.environ["NARRATIVE_FUZZ_EXAMPLES"] = str(examples)
 
 
 @pytest.fixture

@@ -32,6 +32,8 @@ unauthorized    401 whose message echoes the key it got (as some proxies do)
 content_filter  422 moderation rejection (``status=400`` for the Moonshot/DeepSeek shape)
 non_json        an HTML body (``status=200`` by default, ``status=502`` for a proxy page)
 hang            accepts, then never answers (``seconds=`` cap; ends when the server stops)
+keepalive       a 200 SSE stream of ``: keep-alive`` comments only (every ``interval=`` s,
+                ``seconds=`` cap), never a token
 drop            streams ``text=`` then cuts the connection without ``[DONE]``
 stream_error    streams ``text=`` then an ``error`` event inside the 200 stream
 status          any ``status=``, ``body=``, ``headers=``
@@ -462,6 +464,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(418, {"error": {"message": message, "type": "scripted"}})
         if reply.fault == "hang":
             return self._hang(float(reply.options.get("seconds", 30)))
+        if reply.fault == "keepalive":
+            options = reply.options
+            return self._keepalive(float(options.get("seconds", 30)),
+                                   float(options.get("interval", 0.05)))
         if reply.fault == "non_json":
             page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
             return self._send(reply.status, page, "text/html", reply.headers)
@@ -527,6 +533,24 @@ class _Handler(BaseHTTPRequestHandler):
     def _cut(self) -> None:
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _keepalive(self, seconds: float, interval: float) -> None:
+        """A stream that stays open with comment lines and never sends an event."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.script._stopping.is_set():
+            data = b": keep-alive\n\n"
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            except OSError:
+                self.script.disconnected.set()
+                break
+            self.script._wait(interval)
+        self.close_connection = True
 
     def _hang(self, seconds: float) -> None:
         """Answer nothing; notice when the client hangs up."""

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from narrative_cli import paths
+from narrative_cli.agents.table import agent as agent_spec
+from narrative_cli.agents.table import find_agent, known_agents
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
 from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
 from narrative_cli.errors import ConfigError
@@ -65,6 +67,7 @@ class Profile:
     response_format: str = "auto"
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
+    timeout: float = 300.0  # one whole call (one attempt), streaming included
     max_retries: int = 2
     headers: dict[str, str] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
@@ -95,6 +98,7 @@ class AgentSettings:
     stop: list[str] | None = None
     connect_timeout: float | None = None
     read_timeout: float | None = None
+    timeout: float | None = None
     max_retries: int | None = None
 
 
@@ -141,7 +145,9 @@ def default_authors_note(pipeline: PipelineSettings) -> AuthorsNote:
 def builtin_profiles() -> dict[str, Profile]:
     """Profiles that exist without any config file."""
     return {
-        "local": Profile(name="local", provider="local", read_timeout=300.0, max_retries=1),
+        "local": Profile(
+            name="local", provider="local", read_timeout=300.0, timeout=900.0, max_retries=1
+        ),
         "openai": Profile(
             name="openai", provider="openai", model="gpt-4o-mini", api_key_env="OPENAI_API_KEY"
         ),
@@ -185,7 +191,8 @@ class Settings:
         return settings
 
     def _agent_entry(self, agent: str) -> AgentSettings:
-        for key in (agent, agent.split(":", 1)[0], agent.replace("merged_", "")):
+        spec = find_agent(agent)
+        for key in (agent, agent.split(":", 1)[0], spec.settings_key if spec else agent):
             if key in self.agents:
                 return self.agents[key]
         return AgentSettings()
@@ -199,30 +206,13 @@ class Settings:
         return self.profiles[name]
 
 
-# Reply limits when the config sets none. The bundled 135M model writes little and slowly on two
-# cores, and loops when left unbounded, so it gets short limits; any other model gets room.
-_MAX_TOKENS = {
-    "planning": 1024,
-    "writing": 2048,
-    "analysis": 1024,
-    "mvu_extract": 1024,
-    "tool": 768,
-}
-_SMALL_LOCAL_MAX_TOKENS = {
-    "planning": 256,
-    "writing": 256,
-    "analysis": 256,
-    "mvu_extract": 192,
-    "tool": 160,
-}
-
-
 def default_max_tokens(agent: str, profile: Profile) -> int:
-    """The reply limit of ``agent`` when the config names none."""
+    """The reply limit of ``agent`` when the config names none (its ``agents.table`` row; an
+    agent without a row gets the tools' limit). The bundled 135M model writes little and slowly
+    on two cores, and loops when left unbounded, so it gets short limits; others get room."""
     small = profile.provider == "local" and not profile.model_path
-    table = _SMALL_LOCAL_MAX_TOKENS if small else _MAX_TOKENS
-    kind = agent.split(":", 1)[0].replace("merged_", "")
-    return table.get(kind, table["tool"])
+    spec = find_agent(agent) or agent_spec("tool")
+    return spec.small_max_tokens if small else spec.max_tokens
 
 
 def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
@@ -301,6 +291,12 @@ def _profile(name: str, raw: Any, known: dict[str, Profile], where: str) -> Prof
     return build(Profile, merged, ctx)
 
 
+def _check_seconds(value: float | None, where: str) -> None:
+    """A timeout must be a positive, finite number of seconds."""
+    if value is not None and not 0 < value < float("inf"):
+        raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
+
+
 def _validate(settings: Settings, where: str) -> None:
     for name, profile in settings.profiles.items():
         ctx = f"{where}: profiles.{name}"
@@ -311,6 +307,8 @@ def _validate(settings: Settings, where: str) -> None:
             )
         for key in ("max_tokens_field", "response_format"):
             _check_choice(getattr(profile, key), key, f"{ctx}.{key}")
+        for key in ("connect_timeout", "read_timeout", "timeout"):
+            _check_seconds(getattr(profile, key), f"{ctx}.{key}")
         for header in profile.headers:
             if is_secret_name(header):
                 raise ConfigError(
@@ -320,10 +318,16 @@ def _validate(settings: Settings, where: str) -> None:
     for key in _PIPELINE_CHOICES:
         _check_choice(getattr(settings.pipeline, key), key, f"{where}: pipeline.{key}")
     for agent, agent_settings in settings.agents.items():
+        if find_agent(agent) is None:
+            raise ConfigError(
+                f"{where}: agents.{agent}: unknown agent (expected one of {known_agents()})"
+            )
         if agent_settings.profile and agent_settings.profile not in settings.profiles:
             raise ConfigError(
                 f"{where}: agents.{agent}.profile: no profile named {agent_settings.profile!r}"
             )
+        for key in ("connect_timeout", "read_timeout", "timeout"):
+            _check_seconds(getattr(agent_settings, key), f"{where}: agents.{agent}.{key}")
     if settings.default_profile not in settings.profiles:
         raise ConfigError(
             f"{where}: default_profile: no profile named {settings.default_profile!r} "
@@ -545,6 +549,6 @@ def create_config_file(text: str, *, force: bool = False) -> Path:
     if path.exists() and not force:
         raise ConfigError(f"{path} already exists", hint="pass --force to overwrite it")
     settings_from_dict(yaml.safe_load(text) or {}, "config template")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.usable_dir(path.parent, "the config folder")
     path.write_text(text, encoding="utf-8")
     return path

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from narrative_cli.config import AgentSettings
 
 TextCallback = Callable[[str], None]
+# (attempt that failed, attempts allowed in all, the error, seconds before the next one)
+RetryCallback = Callable[[int, int, BackendError, float], None]
 
 
 @dataclass
@@ -48,6 +50,8 @@ class ChatRequest:
     stream: bool = False
     cache_breakpoints: list[int] = field(default_factory=list)  # message indexes (Anthropic)
     extra: dict[str, Any] = field(default_factory=dict)  # provider body fields, e.g. id_slot
+    # told before each retry, so the user sees it (not part of the request: never compared)
+    on_retry: RetryCallback | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -28,11 +29,12 @@ from narrative_cli.backends.base import (
 )
 from narrative_cli.backends.http_errors import error_from_status
 from narrative_cli.backends.retry import Retrier, RetryPolicy, parse_retry_after
-from narrative_cli.backends.sse import iter_sse
+from narrative_cli.backends.sse import iter_sse, split_lines
 from narrative_cli.config import AgentSettings, Profile
 from narrative_cli.credentials import remember, remember_url, scrub_url
 from narrative_cli.errors import (
     BackendError,
+    BackendTimeout,
     BackendUnavailable,
     ConfigError,
     ContentFiltered,
@@ -105,10 +107,11 @@ class HTTPBackend:
         agent = agent or AgentSettings()
         retries = agent.max_retries if agent.max_retries is not None else profile.max_retries
         self.retrier = retrier or Retrier(RetryPolicy(max_retries=retries))
+        self.call_timeout = agent.timeout or profile.timeout
         self.client = make_client(
             self.url,
             agent.connect_timeout or profile.connect_timeout,
-            agent.read_timeout or profile.read_timeout,
+            min(agent.read_timeout or profile.read_timeout, self.call_timeout),
             transport,
         )
 
@@ -150,7 +153,9 @@ class HTTPBackend:
                 hint="set model in the profile (config.yaml) or pass --model",
             )
         started = time.monotonic()
-        builder, attempts = self.retrier.run(lambda n: self._attempt(request, model, on_text))
+        builder, attempts = self.retrier.run(
+            lambda n: self._attempt(request, model, on_text), self._retry_notice(request)
+        )
         reply = self.finish(builder, request, model)
         if not request.stream:
             _show(on_text, reply.text)  # the callback always sees the story text
@@ -160,6 +165,16 @@ class HTTPBackend:
             "%s %s: %d attempt(s), %.0f ms", self.name, request.agent, attempts, reply.latency_ms
         )
         return reply
+
+    def _retry_notice(self, request: ChatRequest) -> Callable[[int, BackendError, float], None]:
+        """The Retrier's callback: tell the request's ``on_retry`` (the Retrier logs it)."""
+        allowed = self.retrier.policy.max_retries + 1
+
+        def notice(attempt: int, error: BackendError, delay: float) -> None:
+            if request.on_retry is not None:
+                request.on_retry(attempt, allowed, error, delay)
+
+        return notice
 
     def headers(self, request: ChatRequest) -> dict[str, str]:
         """Request headers: ours, the profile's, and the key's."""
@@ -216,7 +231,8 @@ class HTTPBackend:
                     self._read_json(r, builder)
                     _show(on_text, builder.text)
                     return builder
-                for event in iter_sse(r.iter_lines()):
+                text = self._until(r.iter_text(), time.monotonic() + self.call_timeout)
+                for event in iter_sse(split_lines(text)):
                     _show(on_text, builder.feed(event.data))
         except httpx.HTTPError as exc:
             if not builder.text and not builder.reasoning:
@@ -231,6 +247,19 @@ class HTTPBackend:
             raise self._dropped(builder, on_text)
         _show(on_text, builder.close())
         return builder
+
+    def _until(self, chunks: Iterator[str], deadline: float) -> Iterator[str]:
+        """The stream's text until the call's ``timeout`` runs out (keep-alives included: a
+        server that only sends ``: keep-alive`` comments, or trickles bytes, cannot hold the
+        turn forever; a silent one is stopped by the read timeout, at most ``timeout``)."""
+        for line in chunks:
+            if time.monotonic() > deadline:
+                raise BackendTimeout(
+                    f"{self.name}: no complete reply within {self.call_timeout:g} s"
+                    f" (the profile's timeout) at {scrub_url(self.url)}",
+                    hint="raise timeout in the profile (config.yaml) if the model is slow",
+                )
+            yield line
 
     def _dropped(self, builder: Builder, on_text: TextCallback | None) -> BackendError:
         if on_text is not None and builder.text:

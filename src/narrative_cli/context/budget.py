@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from narrative_cli.agents.table import find_agent
 from narrative_cli.context.blocks import Prompt
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.context.inputs import PromptInputs
@@ -116,7 +117,8 @@ def _drop_worldinfo(number: int) -> Step:
 
 
 def _drop_oldest_turn(inputs: PromptInputs, agent: str) -> Shrunk | None:
-    settings = inputs.planning_window if agent == "planning" else inputs.writing_window
+    spec = find_agent(agent)
+    settings = inputs.window_settings(spec.window if spec is not None else None)
     turns = window(inputs, settings)
     if len(turns) <= 1:
         return None

@@ -92,6 +92,10 @@ class PromptInputs:
     window_trim: int = 0  # oldest turns removed from every window
     macros_applied: bool = False  # set by context.expand.apply_macros
 
+    def window_settings(self, window: str | None) -> WindowSettings:
+        """The n+m settings of a window (``agents.table.WINDOWS``); the writers' by default."""
+        return self.planning_window if window == "planning" else self.writing_window
+
 
 def effective_preset_mode(configured: str, preset: Preset | None) -> PresetMode:
     """``split`` whenever the user gave a preset: a preset given is always used (issue #15).

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
 from narrative_cli.context.macros import known_macro
 from narrative_cli.domain import Card, LoreEntry, Preset
-from narrative_cli.lore.routing import INITVAR, formatting_kind
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import INITVAR
 
 _MACRO = re.compile(r"\{\{\s*([#/]?[A-Za-z_][\w-]*)")
 _TEMPLATE_CODE = re.compile(r"<%[_=\-#]?(.*?)[-_]?%>", re.DOTALL)
@@ -130,8 +131,9 @@ def card_sources(card: Card, entries: Sequence[LoreEntry], preset: Preset | None
         sources.append(("card field depth_prompt", depth.prompt))
     for index, greeting in enumerate(card.greetings):
         sources.append((f"greeting {index}", greeting))
+    routes = routes_for(entries)
     for entry in entries:
-        if not entry.disabled and formatting_kind(entry) != INITVAR:
+        if not entry.disabled and routes.route_of(entry).name != INITVAR:
             sources.append((entry_name(entry), entry.content))
     if preset is not None:
         for prompt in preset.enabled_prompts():

@@ -7,10 +7,18 @@ Beyond the design: a ``<character>`` block (the card itself) sits in the stable 
 the recent turns; its post-history instructions come after ``<user_input>``; and
 ``<story_summary>`` covers only the turns before the window, so it changes only at a cut.
 Macros are applied first unless the pipeline already did (``expand.apply_macros``).
+
+Which blocks an agent gets, and in which order, is its row in ``agents.table``; :data:`BLOCKS`
+says how each named block is made. A new agent whose blocks are all here needs no change to
+this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from narrative_cli.agents.table import AgentSpec, agent
 from narrative_cli.agents.templates import analysis_system, fill, mvu_extract_system, template
 from narrative_cli.context import parts
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain, tagged
@@ -24,7 +32,7 @@ from narrative_cli.context.inputs import (
 from narrative_cli.context.preset_prompt import build_preset_writing
 
 __all__ = [
-    "AGENTS",
+    "BLOCKS",
     "HistoryTurn",
     "PromptInputs",
     "SummaryEntry",
@@ -37,151 +45,100 @@ __all__ = [
     "build_writing",
 ]
 
-AGENTS = ("planning", "writing", "merged_writing", "analysis", "mvu_extract")
+
+@dataclass(frozen=True)
+class Source:
+    """What a block is made from: the agent, its inputs (macros applied), the turn's text and
+    the agent's window of recent turns (None: the agent sees no window)."""
+
+    spec: AgentSpec
+    inputs: PromptInputs
+    narrative: str
+    turns: list[HistoryTurn] | None
+
+    @property
+    def lang(self) -> str:
+        return self.inputs.lang
+
+    @property
+    def window(self) -> list[HistoryTurn]:
+        return self.turns or []
 
 
-def build_planning(inputs: PromptInputs) -> Prompt:
-    """The planner: setting and history in, a JSON writing guide out."""
-    inputs = apply_macros(inputs)
-    lang = inputs.lang
-    turns = parts.window(inputs, inputs.planning_window)
-    system = [
-        parts.preset_system(inputs),
-        parts.worldinfo(1, inputs.worldinfo1, stable=True),
-        plain("planning_system", template(lang, "planning_system"), stable=True),
-        plain("tool_list", inputs.tool_list_text.strip(), stable=True),
-        plain("dice_rule", template(lang, "planning_dice_rule") if inputs.dice_rules else "",
-              stable=True),
-    ]
-    user = [
-        parts.character(inputs, examples=False),
-        parts.worldinfo(2, inputs.worldinfo2, stable=True),
-        parts.story_summary(inputs, turns),
-        parts.persona(inputs),
-        parts.recent_turns(turns, lang),
-        parts.worldinfo(3, inputs.worldinfo3, stable=False),
-        parts.state_summary(inputs),
-        parts.user_input(inputs),
-        plain("closing", template(lang, "planning_closing")),
-    ]
-    return make_prompt("planning", [("system", system), ("user", user)])
-
-
-def build_writing(inputs: PromptInputs) -> Prompt:
-    """The writer of the serial pipeline: the plan's guide and tool results in, prose out."""
-    inputs = apply_macros(inputs)
-    lang = inputs.lang
-    turns = parts.window(inputs, inputs.writing_window)
-    results = parts.tool_results(inputs)
-    rule = template(lang, "writing_tool_rule") if not results.empty else ""
-    if _preset_shaped(inputs):
-        rules = [parts.worldinfo(1, inputs.worldinfo1, stable=True),
-                 plain("writing_system", template(lang, "writing_system"), stable=True),
-                 plain("tool_rule", rule, stable=True), _dice_rule(inputs)]
-        now = [parts.text_recall(inputs), parts.writing_guide(inputs), results]
-        return build_preset_writing(inputs, "writing", rules, now)
+def _tool_rule(src: Source) -> Block:
     # Fixed text that is only present on turns with tool results: part of the cached head.
-    system = [
-        *_writer_head(inputs, "writing_system"),
-        plain("tool_rule", rule, stable=True),
-        _dice_rule(inputs),
-    ]
-    user = [
-        parts.user_preset(inputs),
-        parts.character(inputs, examples=True),
-        parts.worldinfo(2, inputs.worldinfo2, stable=True),
-        parts.persona(inputs),
-        parts.recent_turns(turns, lang),
-        parts.authors_note(inputs),
-        parts.character_note(inputs),
-        parts.worldinfo(3, inputs.worldinfo3, stable=False),
-        parts.text_recall(inputs),
-        parts.writing_guide(inputs),
-        results,
-        parts.user_input(inputs),
-        parts.post_history_instructions(inputs),
-    ]
-    return make_prompt("writing", [("system", system), ("user", user)])
+    empty = parts.tool_results(src.inputs).empty
+    return plain("tool_rule", "" if empty else template(src.lang, "writing_tool_rule"), stable=True)
 
 
-def build_merged_writing(inputs: PromptInputs) -> Prompt:
-    """Planning and writing in one call (merged mode): the union of both prompts."""
+def _dice_rule(src: Source, name: str, wanted: bool) -> Block:
+    """The rule against invented rolls (issue #20), when ``wanted``: part of the cached head."""
+    return plain("dice_rule", template(src.lang, name) if wanted else "", stable=True)
+
+
+def _writer_dice_rule(src: Source) -> Block:
+    # On turns with dice, and always for a card whose lore describes checks; a writer that
+    # sees no tool results (the merged one runs no tools) only for the latter.
+    rolled = src.inputs.dice_in_results and "tool_results" in src.spec.user
+    return _dice_rule(src, "writing_dice_rule", src.inputs.dice_rules or rolled)
+
+
+# How each named block is made; an agent's row lists the names it gets.
+BLOCKS: dict[str, Callable[[Source], Block]] = {
+    "preset_system": lambda s: parts.preset_system(s.inputs),
+    "user_preset": lambda s: parts.user_preset(s.inputs),
+    "card_system_prompt": lambda s: parts.card_system_prompt(s.inputs),
+    "worldinfo1": lambda s: parts.worldinfo(1, s.inputs.worldinfo1, stable=True),
+    "worldinfo2": lambda s: parts.worldinfo(2, s.inputs.worldinfo2, stable=True),
+    "worldinfo3": lambda s: parts.worldinfo(3, s.inputs.worldinfo3, stable=False),
+    "system_rules": lambda s: plain(
+        f"{s.spec.name}_system", template(s.lang, f"{s.spec.name}_system"), stable=True
+    ),
+    "analysis_system": lambda s: plain("analysis_system", analysis_system(s.lang), stable=True),
+    "mvu_extract_system": lambda s: plain(
+        "mvu_extract_system", mvu_extract_system(s.lang, s.inputs.mvu_rules), stable=True
+    ),
+    "tool_list": lambda s: plain("tool_list", s.inputs.tool_list_text.strip(), stable=True),
+    "tool_rule": _tool_rule,
+    "planning_dice_rule": lambda s: _dice_rule(s, "planning_dice_rule", s.inputs.dice_rules),
+    "writing_dice_rule": _writer_dice_rule,
+    "character": lambda s: parts.character(s.inputs, examples=False),
+    "character_with_examples": lambda s: parts.character(s.inputs, examples=True),
+    "story_summary": lambda s: parts.story_summary(s.inputs, s.turns),
+    "user_persona": lambda s: parts.persona(s.inputs),
+    "recent_turns": lambda s: parts.recent_turns(s.window, s.lang),
+    "authors_note": lambda s: parts.authors_note(s.inputs),
+    "character_note": lambda s: parts.character_note(s.inputs),
+    "text_recall": lambda s: parts.text_recall(s.inputs),
+    "writing_guide": lambda s: parts.writing_guide(s.inputs),
+    "tool_results": lambda s: parts.tool_results(s.inputs),
+    "state_summary": lambda s: parts.state_summary(s.inputs),
+    "turn_header": lambda s: plain(
+        "turn_header", fill(s.lang, "analysis_turn", turn=s.inputs.turn)
+    ),
+    "user_input": lambda s: parts.user_input(s.inputs),
+    "narrative_output": lambda s: tagged("narrative_output", s.narrative.strip()),
+    "narrative_text": lambda s: tagged("narrative_text", s.narrative.strip()),
+    "post_history_instructions": lambda s: parts.post_history_instructions(s.inputs),
+    "closing": lambda s: plain("closing", template(s.lang, f"{s.spec.name}_closing")),
+}
+
+
+def build_prompt(name: str, inputs: PromptInputs, narrative: str = "") -> Prompt:
+    """The prompt of agent ``name``: its row's blocks, in order (ValueError: no such agent)."""
+    spec = agent(name)
+    if spec.family:
+        raise ValueError(f"agent {name!r} builds its own messages, not a prompt from blocks")
     inputs = apply_macros(inputs)
-    lang = inputs.lang
-    turns = parts.window(inputs, inputs.writing_window)
-    if _preset_shaped(inputs):
-        rules = [parts.worldinfo(1, inputs.worldinfo1, stable=True),
-                 plain("merged_writing_system", template(lang, "merged_writing_system"),
-                       stable=True), _dice_rule(inputs, merged=True)]
-        now = [parts.story_summary(inputs, turns), parts.text_recall(inputs),
-               parts.state_summary(inputs),
-               plain("closing", template(lang, "merged_writing_closing"))]
-        return build_preset_writing(inputs, "merged_writing", rules, now)
-    user = [
-        parts.user_preset(inputs),
-        parts.character(inputs, examples=True),
-        parts.worldinfo(2, inputs.worldinfo2, stable=True),
-        parts.persona(inputs),
-        parts.story_summary(inputs, turns),
-        parts.recent_turns(turns, lang),
-        parts.authors_note(inputs),
-        parts.character_note(inputs),
-        parts.worldinfo(3, inputs.worldinfo3, stable=False),
-        parts.text_recall(inputs),
-        parts.state_summary(inputs),
-        parts.user_input(inputs),
-        parts.post_history_instructions(inputs),
-        plain("closing", template(lang, "merged_writing_closing")),
-    ]
-    system = [*_writer_head(inputs, "merged_writing_system"), _dice_rule(inputs, merged=True)]
-    return make_prompt("merged_writing", [("system", system), ("user", user)])
-
-
-def build_analysis(inputs: PromptInputs, narrative: str) -> Prompt:
-    """The merged analysis: existing summaries first (cached), then this turn's text."""
-    inputs = apply_macros(inputs)
-    lang = inputs.lang
-    system = [plain("analysis_system", analysis_system(lang), stable=True)]
-    user = [
-        parts.story_summary(inputs, None),
-        parts.state_summary(inputs),
-        plain("turn_header", fill(lang, "analysis_turn", turn=inputs.turn)),
-        parts.user_input(inputs),
-        tagged("narrative_output", narrative.strip()),
-        plain("closing", template(lang, "analysis_closing")),
-    ]
-    return make_prompt("analysis", [("system", system), ("user", user)])
-
-
-def build_mvu_extract(inputs: PromptInputs, narrative: str) -> Prompt:
-    """mvu_extract: this turn's text and the variable state in, JSON Patch operations out.
-
-    ``inputs.state_summary`` should hold the MVU variables' summary (``state.mvu``).
-    """
-    inputs = apply_macros(inputs)
-    lang = inputs.lang
-    system = [plain("mvu_extract_system", mvu_extract_system(lang, inputs.mvu_rules), stable=True)]
-    user = [
-        tagged("narrative_text", narrative.strip()),
-        parts.state_summary(inputs),
-        plain("closing", template(lang, "mvu_extract_closing")),
-    ]
-    return make_prompt("mvu_extract", [("system", system), ("user", user)])
-
-
-def build_prompt(agent: str, inputs: PromptInputs, narrative: str = "") -> Prompt:
-    """The prompt of ``agent`` (one of :data:`AGENTS`)."""
-    if agent == "planning":
-        return build_planning(inputs)
-    if agent == "writing":
-        return build_writing(inputs)
-    if agent == "merged_writing":
-        return build_merged_writing(inputs)
-    if agent == "analysis":
-        return build_analysis(inputs, narrative)
-    if agent == "mvu_extract":
-        return build_mvu_extract(inputs, narrative)
-    raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
+    turns = parts.window(inputs, inputs.window_settings(spec.window)) if spec.window else None
+    src = Source(spec, inputs, narrative, turns)
+    if spec.preset_rules and _preset_shaped(inputs):
+        rules = [BLOCKS[block](src) for block in spec.preset_rules]
+        now = [BLOCKS[block](src) for block in spec.preset_turn]
+        return build_preset_writing(inputs, spec.name, rules, now)
+    system = [BLOCKS[block](src) for block in spec.system]
+    user = [BLOCKS[block](src) for block in spec.user]
+    return make_prompt(spec.name, [("system", system), ("user", user)])
 
 
 def _preset_shaped(inputs: PromptInputs) -> bool:
@@ -191,19 +148,29 @@ def _preset_shaped(inputs: PromptInputs) -> bool:
     return inputs.preset is not None and inputs.preset_mode == "split"
 
 
-def _dice_rule(inputs: PromptInputs, *, merged: bool = False) -> Block:
-    """The writer's rule against invented rolls: on turns with dice, and always for a card
-    whose lore describes checks (issue #20). The merged writer runs no tools."""
-    wanted = inputs.dice_rules or (inputs.dice_in_results and not merged)
-    return plain("dice_rule", template(inputs.lang, "writing_dice_rule") if wanted else "",
-                 stable=True)  # fmt: skip
+def build_planning(inputs: PromptInputs) -> Prompt:
+    """The planner: setting and history in, a JSON writing guide out."""
+    return build_prompt("planning", inputs)
 
 
-def _writer_head(inputs: PromptInputs, suffix: str) -> list[Block]:
-    """Preset system text, the card's system prompt, ``<worldinfo1>``, the writer's rules."""
-    return [
-        parts.preset_system(inputs),
-        parts.card_system_prompt(inputs),
-        parts.worldinfo(1, inputs.worldinfo1, stable=True),
-        plain(suffix, template(inputs.lang, suffix), stable=True),
-    ]
+def build_writing(inputs: PromptInputs) -> Prompt:
+    """The writer of the serial pipeline: the plan's guide and tool results in, prose out."""
+    return build_prompt("writing", inputs)
+
+
+def build_merged_writing(inputs: PromptInputs) -> Prompt:
+    """Planning and writing in one call (merged mode): the union of both prompts."""
+    return build_prompt("merged_writing", inputs)
+
+
+def build_analysis(inputs: PromptInputs, narrative: str) -> Prompt:
+    """The merged analysis: existing summaries first (cached), then this turn's text."""
+    return build_prompt("analysis", inputs, narrative)
+
+
+def build_mvu_extract(inputs: PromptInputs, narrative: str) -> Prompt:
+    """mvu_extract: this turn's text and the variable state in, JSON Patch operations out.
+
+    ``inputs.state_summary`` should hold the MVU variables' summary (``state.mvu``).
+    """
+    return build_prompt("mvu_extract", inputs, narrative)

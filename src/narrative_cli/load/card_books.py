@@ -12,7 +12,7 @@ from typing import Any
 
 from narrative_cli.domain import Lorebook, LoreEntry
 from narrative_cli.errors import LorebookError
-from narrative_cli.load.fields import Fields, int_like, js_key_order, json_type
+from narrative_cli.load.fields import Fields, entry_label, int_like, js_key_order, json_type
 
 # extensions key → match_sources name
 MATCH_EXTENSIONS = {
@@ -77,9 +77,9 @@ def _card_uid(raw: object, index: int) -> int | str:
 def card_entry(obj: dict[str, Any], index: int, where: str, source: str) -> LoreEntry:
     """One ``character_book`` entry in world-file terms (compat §2.5)."""
     uid = _card_uid(obj.get("id"), index)
-    f = Fields(obj, f"{where}: book entry {uid}", LorebookError)
+    f = Fields(obj, f"{where}: book entry {entry_label(str(uid))}", LorebookError)
     raw_ext = f.mapping("extensions")
-    e = Fields(raw_ext, f"{where}: book entry {uid}: extensions", LorebookError)
+    e = Fields(raw_ext, f"{where}: book entry {entry_label(str(uid))}: extensions", LorebookError)
     content, decorators = split_decorators(f.text("content"))
     return LoreEntry(
         uid=uid, keys=f.strings("keys"), secondary_keys=f.strings("secondary_keys"),

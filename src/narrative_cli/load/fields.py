@@ -7,6 +7,7 @@ and ``"true"``/``"false"``; ``null`` means "use the default". Anything else of t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from narrative_cli.errors import BadInput
@@ -185,3 +186,10 @@ def js_key_order(keys: list[str]) -> list[str]:
     """Object keys in JavaScript order: integer-like keys ascending, then the rest as given."""
     numeric = sorted((k for k in keys if int_like(k)), key=int)
     return numeric + [k for k in keys if not int_like(k)]
+
+
+def entry_label(key: str) -> str:
+    """An entry's key as a message shows it: quoted when it is not plain one-line text (a key
+    with a newline would break the one-line error; found by the fuzz suite, issue #13)."""
+    plain = key.isprintable() and key.strip() == key and key != ""
+    return key if plain else json.dumps(key, ensure_ascii=False)

@@ -2,7 +2,10 @@
 
 Every read checks the file exists, is a regular file and is not larger than the cap for its
 kind before a single byte is read, so a wrong path or a huge file gives a one-line message
-instead of a memory spike. Messages name the path as the user typed it.
+instead of a memory spike. A FIFO, a device or a socket is refused before it is opened
+(opening a FIFO blocks until a writer comes; ``/dev/zero`` never ends), and the file is opened
+non-blocking and checked again, so swapping the path in between cannot hang us either.
+Messages name the path as the user typed it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -45,23 +49,39 @@ def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) 
         raise error(f"{where}: no such {kind} file") from None
     except OSError as exc:
         raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
-    if target.is_dir():
-        raise error(f"{where}: is a directory, not a {kind} file")
+    _check_regular(info.st_mode, where, error, kind)
     if info.st_size > limit:
         raise error(
             f"{where}: the {kind} file is too large ({info.st_size:,} bytes; "
             f"the limit is {describe_size(limit)})"
         )
     try:
-        with target.open("rb") as handle:
+        handle = os.fdopen(os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
+        with handle:
+            _check_regular(os.fstat(handle.fileno()).st_mode, where, error, kind)
             data = handle.read(info.st_size + 1)  # a buffer of the real size, not of the cap
-            if len(data) > info.st_size:  # it grew since stat(), or it is a special file
+            if len(data) > info.st_size:  # it grew since stat()
                 data += handle.read(limit + 1 - len(data))
     except OSError as exc:
         raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
     if len(data) > limit:  # grew while we looked, or a special file
         raise error(f"{where}: the {kind} file is larger than {describe_size(limit)}")
     return data
+
+
+def _check_regular(mode: int, where: str, error: type[BadInput], kind: str) -> None:
+    """Refuse anything but a regular file, saying what it is."""
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise error(f"{where}: is a directory, not a {kind} file")
+    what = (
+        "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket" if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    raise error(f"{where}: is {what}, not a regular {kind} file")
 
 
 def decode_text(data: bytes, where: str, error: type[BadInput], kind: str) -> str:
@@ -105,6 +125,16 @@ def is_existing_file(path: PathLike) -> bool:
         return Path(path).is_file()
     except (OSError, ValueError):
         return False
+
+
+def is_special_file(path: PathLike) -> bool:
+    """True when ``path`` exists but is neither a regular file nor a directory (a FIFO, a
+    device, a socket): reading it is refused with a message rather than mistaken for text."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def write_bytes(path: PathLike, data: bytes, *, error: type[BadInput], kind: str) -> None:

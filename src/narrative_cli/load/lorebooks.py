@@ -21,6 +21,7 @@ from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook, join_decorators, split_decorators
 from narrative_cli.load.fields import (
     Fields,
+    entry_label,
     int_like,
     js_equals_true,
     js_key_order,
@@ -100,7 +101,7 @@ def _uid(obj: dict[str, Any], key: str) -> int | str:
 
 def world_entry(obj: dict[str, Any], key: str, where: str, source: str) -> LoreEntry:
     """One world-file entry (compat §2.2), absent fields kept as absent."""
-    f = Fields(obj, f"{where}: entry {key}", LorebookError)
+    f = Fields(obj, f"{where}: entry {entry_label(key)}", LorebookError)
     content, decorators = split_decorators(f.text("content"))
 
     def truthy(name: str) -> bool:
@@ -194,7 +195,9 @@ def parse_lorebook(obj: object, where: str, name: str) -> Lorebook:
     entries = []
     for key, entry in _entry_items(obj["entries"], where):
         if not isinstance(entry, dict):
-            raise LorebookError(f"{where}: entry {key} must be an object, got {json_type(entry)}")
+            raise LorebookError(
+                f"{where}: entry {entry_label(key)} must be an object, got {json_type(entry)}"
+            )
         entries.append(world_entry(entry, key, where, name))
     extra = {k: v for k, v in obj.items() if k != "entries"}
     return Lorebook(name=name, entries=entries, extra=extra, source=where)

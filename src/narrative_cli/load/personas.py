@@ -54,7 +54,7 @@ def _looks_like_path(value: str) -> bool:
 
 def load_persona(text_or_path: str, name: str | None = None) -> Persona:
     """The persona for ``--persona``: an existing file is read, anything else is the text."""
-    if files.is_existing_file(text_or_path):
+    if files.is_existing_file(text_or_path) or files.is_special_file(text_or_path):
         where = os.fspath(text_or_path)
         text = files.read_text(where, limit=files.MAX_TEXT_BYTES, error=ConfigError,
                                kind="persona")

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from narrative_cli.domain import LoreEntry
+from narrative_cli.lore.results import Activation, ActivationResult
 from narrative_cli.lore.routing import KEYWORD, OUTLET, WORLDINFO1, WORLDINFO2, WORLDINFO3
-
-if TYPE_CHECKING:
-    from narrative_cli.lore.engine import Activation, ActivationResult
 
 
 @dataclass

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from narrative_cli.domain import (
     LOGIC_AND_ALL,
@@ -29,7 +28,7 @@ from narrative_cli.lore.buffer import ScanBuffer, scan_pieces
 from narrative_cli.lore.index import LoreIndex, Prepared, index_for
 from narrative_cli.lore.jsregex import RegexTimeout
 from narrative_cli.lore.matcher import Key, find_word, key_matches, substitute_names
-from narrative_cli.lore.routing import classify
+from narrative_cli.lore.results import Activation, ActivationResult, Rejection, ScanContext
 from narrative_cli.lore.scan import Scan, ScanState
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.lore.timed import (
@@ -60,54 +59,6 @@ _LOGIC_NAMES = {
     LOGIC_NOT_ANY: "NOT ANY",
     LOGIC_AND_ALL: "AND ALL",
 }
-
-
-@dataclass
-class ScanContext:
-    """Who is talking and what else may be scanned (all optional)."""
-
-    user_name: str = "User"
-    char_name: str = ""
-    character: str = ""  # the card's file name, for characterFilter names (default: char_name)
-    character_tags: tuple[str, ...] | None = None  # None: unknown, tag filters do not apply
-    generation: str = "normal"  # normal, continue, impersonate, swipe, regenerate, quiet
-    sources: dict[str, str] = field(default_factory=dict)  # persona_description → text, …
-    substitute: Callable[[str], str] | None = None  # full macro engine; default {{user}}/{{char}}
-    # Entry sources that are character lore (SillyTavern's character_strategy orders them).
-    character_sources: frozenset[str] = frozenset({"card"})
-
-
-@dataclass
-class Activation:
-    """An activated entry, where it goes and why it fired."""
-
-    entry: LoreEntry
-    route: str
-    reason: str
-    step: int = 1
-    index: int = 0  # position in the caller's entry list
-
-
-@dataclass
-class Rejection:
-    """An entry that would have fired but did not, and why."""
-
-    entry: LoreEntry
-    reason: str
-
-
-@dataclass
-class ActivationResult:
-    """Activated entries in SillyTavern's prompt order, rejections in priority order."""
-
-    activated: list[Activation]
-    rejected: list[Rejection]
-    timed: TimedEffects
-    problems: list[str] = field(default_factory=list)
-    timeouts: list[str] = field(default_factory=list)  # regex keys that ran out of time now
-    budget: int = 0
-    tokens: int = 0
-    steps: int = 0
 
 
 def activate(
@@ -196,7 +147,7 @@ def _in_prompt_order(index: LoreIndex, scan: Scan) -> list[Activation]:
     return [
         Activation(
             item.entry,
-            classify(item.entry).name,
+            item.route,
             scan.activated[item.rank][0],
             scan.activated[item.rank][1],
             item.index,

@@ -14,7 +14,8 @@ from functools import partial
 
 from narrative_cli.domain import LoreEntry
 from narrative_cli.lore.matcher import Key, ProbeIndex, compile_key, substitute_names
-from narrative_cli.lore.routing import formatting_kind
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import MVU_UPDATE, TOOL
 from narrative_cli.lore.settings import (
     STRATEGY_CHARACTER_FIRST,
     STRATEGY_GLOBAL_FIRST,
@@ -43,6 +44,7 @@ class Prepared:
     sources: tuple[str, ...]
     always: bool = False  # a primary key the prefilter cannot see: always evaluate
     decorators: tuple[str, ...] = ()  # the decorators SillyTavern acts on (st_decorators)
+    route: str = ""  # lore.routing's route name (routed once, lore.routed)
 
     @property
     def has_secondary(self) -> bool:
@@ -66,6 +68,9 @@ class LoreIndex:
     levels: list[int] = field(default_factory=list)  # distinct delayUntilRecursion levels
     spanning: list[int] = field(default_factory=list)  # regex keys that may cross messages
     slow: set[str] = field(default_factory=set)  # regex keys that timed out: skipped from now on
+    # Tool and [mvu_update] entries never enter a prompt, but their keys switch them on.
+    formatting_keys: dict[tuple[str, ...], list[Key]] = field(default_factory=dict)
+    mvu_updates: list[LoreEntry] = field(default_factory=list)  # enabled, in list order
 
 
 def sort_entries(
@@ -105,11 +110,14 @@ def build_index(
     """Prepare ``entries`` (formatting entries such as [TOOL:…] and [mvu_update] are left out)."""
     prepared: list[Prepared] = []
     problems: list[str] = []
+    routes = routes_for(entries)
     for index in sort_entries(entries, settings.character_strategy, character_sources):
         entry = entries[index]
-        if formatting_kind(entry) is not None:
+        if routes.is_formatting(entry):
             continue
-        prepared.append(_prepare(entry, index, len(prepared), settings, substitute, problems))
+        item = _prepare(entry, index, len(prepared), settings, substitute, problems)
+        item.route = routes.route_of(entry).name
+        prepared.append(item)
     by_probe: dict[tuple[bool, str], list[int]] = {}
     probes: list[str] = []
     always: list[int] = []
@@ -125,6 +133,7 @@ def build_index(
         if item.always or item.entry.constant or item.entry.decorators:
             always.append(item.rank)
     depths = [item.entry.scan_depth or 0 for item in prepared]
+    formatting = routes.enabled(TOOL, MVU_UPDATE)
     return LoreIndex(
         prepared,
         ProbeIndex(probes),
@@ -137,7 +146,16 @@ def build_index(
         delayable=[item for item in prepared if item.entry.delay],
         levels=sorted({item.delay_level for item in prepared if item.delay_level > 0}),
         spanning=sorted(set(spanning)),
+        formatting_keys={tuple(e.keys): formatting_keys(e.keys, settings) for e in formatting},
+        mvu_updates=routes.enabled(MVU_UPDATE),
     )
+
+
+def formatting_keys(keys: Sequence[str], settings: LoreSettings) -> list[Key]:
+    """A tool's or an [mvu_update] entry's keys, compiled with the book-wide match settings."""
+    case, words = settings.case_sensitive, settings.match_whole_words
+    compiled = (compile_key(raw, case_sensitive=case, whole_words=words) for raw in keys)
+    return [key for key in compiled if key is not None]
 
 
 def _prepare(

@@ -28,7 +28,7 @@ from narrative_cli.domain import (
 from narrative_cli.lore.index import Prepared, build_index, sort_entries, st_decorators
 from narrative_cli.lore.jsregex import TIME_LIMIT, nested_quantifier
 from narrative_cli.lore.matcher import Key, find_word
-from narrative_cli.lore.routing import classify, formatting_kind
+from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.tokens import token_parts, tokens_of_parts
 
@@ -74,8 +74,9 @@ def lint(entries: Sequence[LoreEntry], settings: LoreSettings, texts: Sequence[s
     index = build_index(entries, settings)
     prepared = {id(item.entry): item for item in index.entries}
     corpus = "\n".join([*texts, *(e.content for e in entries)]).lower()
+    routes = routes_for(entries)
     for entry in entries:
-        if formatting_kind(entry) is not None:
+        if routes.is_formatting(entry):
             continue
         item = prepared.get(id(entry))
         if item is None:
@@ -85,7 +86,7 @@ def lint(entries: Sequence[LoreEntry], settings: LoreSettings, texts: Sequence[s
         if not entry.disabled:
             _never_fires(report, item)
             _whole_words(report, item, corpus)
-        report.costs.append(_cost(entry))
+        report.costs.append(_cost(entry, routes.route_of(entry).name))
     _duplicates(report, entries)
     _constant_budget(report, entries, settings)
     return report
@@ -167,9 +168,8 @@ def _whole_words(report: LintReport, item: Prepared, corpus: str) -> None:
                 "turn off matchWholeWords for this entry"))
 
 
-def _cost(entry: LoreEntry) -> Cost:
+def _cost(entry: LoreEntry, route: str) -> Cost:
     tokens = tokens_of_parts(*token_parts(entry.content))
-    route = classify(entry).name
     if route in ("disabled", "unrouted"):
         prefix = "-"
     elif entry.constant and not (entry.sticky or entry.cooldown or entry.delay):
@@ -183,8 +183,9 @@ def _cost(entry: LoreEntry) -> Cost:
 
 def _duplicates(report: LintReport, entries: Sequence[LoreEntry]) -> None:
     by_content: dict[str, list[LoreEntry]] = defaultdict(list)
+    routes = routes_for(entries)
     for entry in entries:
-        if entry.content.strip() and formatting_kind(entry) is None:
+        if entry.content.strip() and not routes.is_formatting(entry):
             by_content[entry.content.strip()].append(entry)
     for group in by_content.values():
         for twin in group[1:]:
@@ -202,7 +203,7 @@ def _constant_budget(report: LintReport, entries: Sequence[LoreEntry],
         entry = entries[index]
         if not entry.constant or entry.disabled or entry.ignore_budget:
             continue
-        if formatting_kind(entry) is not None:
+        if routes_for(entries).is_formatting(entry):
             continue
         parts = token_parts(entry.content + "\n")
         cjk, other = cjk + parts[0], other + parts[1]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import enum
 import random
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from narrative_cli.lore.buffer import SOURCE_ORDER, ScanBuffer, scan_pieces
 from narrative_cli.lore.groups import GroupContext, filter_groups
@@ -21,15 +22,28 @@ from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.lore.timed import ActiveEffects
 from narrative_cli.tokens import token_parts, tokens_of_parts
 
-if TYPE_CHECKING:
-    from narrative_cli.lore.engine import Rules
-
 
 class ScanState(enum.Enum):
     NONE = 0
     INITIAL = 1
     RECURSION = 2
     MIN_ACTIVATIONS = 3
+
+
+class ScanRules(Protocol):
+    """The per-entry decisions the scan loop asks for (``engine.Rules`` makes them)."""
+
+    substitute: Callable[[str], str]
+
+    def reset_views(self) -> None: ...
+
+    def trigger(self, item: Prepared, state: ScanState, sticky: bool) -> tuple[str | None, str]: ...
+
+    def gate(
+        self, item: Prepared, state: ScanState, level: int, effects: tuple[bool, bool, bool]
+    ) -> str | None: ...
+
+    def score(self, item: Prepared, state: ScanState) -> int: ...
 
 
 class Scan:
@@ -40,7 +54,7 @@ class Scan:
         index: LoreIndex,
         buffer: ScanBuffer,
         settings: LoreSettings,
-        rules: Rules,
+        rules: ScanRules,
         rng: random.Random,
         effects: ActiveEffects,
         delayed: set[str],

@@ -20,19 +20,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.agents.parsing import ParseResult, corrective_message
+from narrative_cli.agents.parsing import corrective_message
 from narrative_cli.agents.schemas import response_format
+from narrative_cli.agents.table import agent as agent_spec
+from narrative_cli.agents.table import find_agent
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
 from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError, TurnCancelled
 from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.backendset import BackendSet
-from narrative_cli.pipeline.events import CallFinished, Listener, PipelineEvent, TextDelta
+from narrative_cli.pipeline.events import (
+    CallFinished,
+    CallRetrying,
+    Listener,
+    PipelineEvent,
+    TextDelta,
+)
 from narrative_cli.pipeline.samplers import with_preset_samplers
 from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
-
-Parser = Callable[[str, str, "str | None"], ParseResult]
 
 
 @dataclass
@@ -82,12 +88,17 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        stream: bool = False,
+        stream: bool | None = None,
         schema: str | None = None,
         cache_breakpoints: Sequence[int] = (),
         attempt: int = 1,
     ) -> ChatReply:
-        """Send one request for ``agent`` and return the reply (BackendError on failure)."""
+        """Send one request for ``agent`` and return the reply (BackendError on failure).
+
+        ``stream`` defaults to the agent's row (``agents.table``: the writers stream)."""
+        if stream is None:
+            spec = find_agent(agent)
+            stream = spec is not None and spec.streams
         backend, agent_settings = self.backends.get(agent)
         request = ChatRequest(
             messages=list(messages),
@@ -95,6 +106,7 @@ class CallRunner:
             json_schema=response_format(schema) if schema else None,
             stream=stream,
             cache_breakpoints=list(cache_breakpoints),
+            on_retry=self._retry_notice(agent),
         )
         request = with_preset_samplers(request, self.samplers, self.backends.configured(agent))
         request = with_agent_defaults(request, agent_settings)
@@ -116,11 +128,15 @@ class CallRunner:
         agent: str,
         messages: Sequence[Message],
         *,
-        schema: str,
-        parse: Parser,
         cache_breakpoints: Sequence[int] = (),
     ) -> JsonOutcome:
-        """A schema-constrained call, parsed; one corrective retry when parsing fails."""
+        """A schema-constrained call, parsed; one corrective retry when parsing fails.
+
+        The schema and the parser are the agent's ``agents.table`` row."""
+        spec = agent_spec(agent)
+        if spec.schema is None:
+            raise ValueError(f"agent {agent!r} does not reply in JSON")
+        schema, parse = spec.schema, spec.parse
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:
@@ -138,6 +154,12 @@ class CallRunner:
         return JsonOutcome(
             best.value, list(best.errors), retried=True, truncated=best.truncated, text=again.text
         )
+
+    def _retry_notice(self, agent: str) -> Callable[[int, int, BackendError, float], None]:
+        def on_retry(attempt: int, attempts: int, error: BackendError, wait_s: float) -> None:
+            self.emit(CallRetrying(agent, attempt, attempts, error.message, wait_s))
+
+        return on_retry
 
     def _streamer(self, agent: str) -> Callable[[str], None]:
         def on_text(text: str) -> None:

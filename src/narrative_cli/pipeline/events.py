@@ -9,8 +9,9 @@ and must not block for long, because the writer streams through it. In parallel 
 events come from a worker thread; the orchestrator serialises the calls with a lock, so a
 listener never runs twice at once.
 
-Stage names, in pipeline order: ``lore``, ``planning``, ``tools``, ``recall``, ``writing``
-(also used for the merged writer), ``analysis``, ``state``, ``post``.
+Stage names, in pipeline order (``agents.table.STAGES``): ``lore``, ``templates``,
+``planning``, ``tools``, ``recall``, ``writing`` (also used for the merged writer),
+``analysis``, ``state``, ``post``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-STAGES = ("lore", "planning", "tools", "recall", "writing", "analysis", "state", "post")
+from narrative_cli.agents.table import stage_names
+
+STAGES = stage_names()
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,25 @@ class CallFinished:
     estimated: bool = False
 
 
+@dataclass(frozen=True)
+class CallRetrying:
+    """Attempt ``attempt`` of ``attempts`` of a call failed; the next starts in ``wait_s``."""
+
+    agent: str
+    attempt: int
+    attempts: int
+    reason: str
+    wait_s: float
+
+
 PipelineEvent = (
-    StageStarted | StageFinished | TextDelta | ToolResultEvent | TurnWarning | CallFinished
+    StageStarted
+    | StageFinished
+    | TextDelta
+    | ToolResultEvent
+    | TurnWarning
+    | CallFinished
+    | CallRetrying
 )
 Listener = Callable[[PipelineEvent], None]
 

@@ -20,7 +20,7 @@ from narrative_cli.context.blocks import Prompt
 from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.router import build_mvu_extract
 from narrative_cli.errors import BackendError
-from narrative_cli.pipeline.stages import fit_prompt
+from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.mvu import mvu_summary
 from narrative_cli.state.mvu_commands import has_update, strip_update_blocks, update_blocks

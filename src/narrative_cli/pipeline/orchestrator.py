@@ -8,7 +8,7 @@ Stages, in order:
 
 1. **lore**: world-info activation over the planning window, the state summary and the user's
    input (a key typed this turn fires this turn); tools and ``[mvu_update]`` rules whose keys
-   match become active.
+   match become active (``lore.stage.run_lore``: the whole stage lives in ``lore/``).
 2. **mode**: ``merged`` when no planning tool is active and text recall is off, ``serial``
    otherwise; ``parallel`` (``pipeline.parallel`` or ``--mode parallel``) is the serial path
    with the analysis overlapping the independent post-pipeline tools (with the flag on, merged
@@ -44,9 +44,10 @@ from dataclasses import dataclass
 
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import BackendError, BadInput, TurnCancelled
-from narrative_cli.lore.engine import LoreSettings, ScanContext, activate, routed_lore
-from narrative_cli.lore.matcher import compile_key, key_matches
-from narrative_cli.lore.routing import MVU_UPDATE, TOOL, formatting_kind
+from narrative_cli.lore.results import ScanContext
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import TOOL
+from narrative_cli.lore.stage import LoreScan, run_lore
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
@@ -158,33 +159,33 @@ def _lore_stage(state: TurnState) -> None:
     story = state.story
     with state.stage("lore"):
         window = state.window("planning")
-        texts = [text for turn in window for text in (turn.user, turn.narrative) if text]
-        settings = lore_settings(story, state.calls.backends)
-        context = ScanContext(
-            user_name=story.persona.name or "User",
-            char_name=story.card.name,
-            character_tags=tuple(story.card.tags),
-            sources=_scan_sources(story),
-        )
-        result = activate(
-            story.entries,
-            history=texts,
+        settings = lore_settings(story, state.calls.backends)  # the budget: the writer's room
+        scan = LoreScan(
+            history=[text for turn in window for text in (turn.user, turn.narrative) if text],
             user_input=state.user_input,
             extra_text=state.state_text(),
-            settings=settings,
-            rng=state.rng,
-            timed=state.timed,
+            turn=state.number,
             clock=_message_clock(story, state.number),
-            context=context,
+            settings=settings,
+            context=ScanContext(
+                user_name=story.persona.name or "User",
+                char_name=story.card.name,
+                character_tags=tuple(story.card.tags),
+                sources=_scan_sources(story),
+            ),
         )
-        state.lore, state.timed = result, result.timed
-        for problem in result.timeouts:  # a user regex that ran out of time: skipped from now on
+        lore = run_lore(story.entries, scan, rng=state.rng, timed=state.timed)
+        state.lore, state.timed, state.routed = lore.result, lore.result.timed, lore.routed
+        for problem in lore.result.timeouts:  # a user regex that ran out of time: skipped now on
             state.warn("lore", problem)
-        state.routed = routed_lore(result)
-        for warning in budget_warnings(result, settings):
+        for warning in budget_warnings(lore.result, settings):
             state.warn("lore", warning)
-        scan = "\n".join([*texts, state.user_input])
-        _activate_formatting(state, scan, settings)
+        state.active_tools = [t for t in story.tools.tools if lore.switched_on(t.keys, t.constant)]
+        state.dice_rules = card_describes_checks(story)
+        has_dice = any(t.is_dice and t.trigger == "planning" for t in state.active_tools)
+        if state.dice_rules and not has_dice:
+            state.active_tools.append(builtin_dice_tool())
+        state.mvu_rules = lore.mvu_rules
 
 
 def _message_clock(story: Story, number: int) -> int:
@@ -205,31 +206,6 @@ def _scan_sources(story: Story) -> dict[str, str]:
         "scenario": card.scenario,
         "creator_notes": card.creator_notes,
     }
-
-
-def _activate_formatting(state: TurnState, scan: str, settings: LoreSettings) -> None:
-    """Tools and [mvu_update] rules: constant ones always, others when a key matches."""
-    lowered = scan.lower()
-
-    def matches(keys: tuple[str, ...] | list[str]) -> bool:
-        for raw in keys:
-            key = compile_key(
-                raw, case_sensitive=settings.case_sensitive, whole_words=settings.match_whole_words
-            )
-            if key is not None and key_matches(key, scan, lowered):
-                return True
-        return False
-
-    state.active_tools = [t for t in state.story.tools.tools if t.constant or matches(t.keys)]
-    state.dice_rules = card_describes_checks(state.story)
-    has_dice = any(t.is_dice and t.trigger == "planning" for t in state.active_tools)
-    if state.dice_rules and not has_dice:
-        state.active_tools.append(builtin_dice_tool())
-    state.mvu_rules = [
-        e.content
-        for e in state.story.entries
-        if not e.disabled and formatting_kind(e) == MVU_UPDATE and (e.constant or matches(e.keys))
-    ]
 
 
 def _lore_hits(state: TurnState) -> list[LoreHit]:
@@ -282,5 +258,7 @@ def card_describes_checks(story: Story) -> bool:
     """Does the card or its lore (tool definitions aside) describe dice checks?"""
     card = story.card
     texts = [card.description, card.personality, card.scenario, card.system_prompt]
-    texts += [e.content for e in story.entries if not e.disabled and formatting_kind(e) != TOOL]
+    routes = routes_for(story.entries)
+    tools = set(map(id, routes.enabled(TOOL)))
+    texts += [e.content for e in story.entries if not e.disabled and id(e) not in tools]
     return describes_checks(texts)

@@ -19,13 +19,13 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from narrative_cli.agents.parsing import parse_analysis
 from narrative_cli.agents.replies import Analysis
 from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
+from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import run_mvu_extract
-from narrative_cli.pipeline.stages import fit_prompt, llm_tool_call, report_tools
+from narrative_cli.pipeline.stages import llm_tool_call, report_tools
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.engine import apply_events
 from narrative_cli.tools.definitions import ToolDef
@@ -84,8 +84,6 @@ def run_analysis(state: TurnState) -> AnalysisOutcome:
             return state.calls.complete_json(
                 "analysis",
                 prompt.messages,
-                schema="analysis",
-                parse=parse_analysis,
                 cache_breakpoints=prompt.cache_breakpoints,
             )
         except BackendError as error:

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from narrative_cli.agents.table import preset_agents
 from narrative_cli.backends import ChatRequest
 from narrative_cli.config import AgentSettings
 from narrative_cli.domain import Preset
 from narrative_cli.pipeline.trace import PRESET_EXTRA_KEYS
 
-WRITER_AGENTS = ("writing", "merged_writing")
+WRITER_AGENTS = preset_agents()  # the agents a preset's samplers go with
 # preset key -> ChatRequest field
 _FIELDS = {"temperature": "temperature", "top_p": "top_p", "openai_max_tokens": "max_tokens",
            "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty"}

@@ -1,8 +1,8 @@
 """The stages before the story text is final: planning, planning tools, text recall, writing.
 
 Each stage reads and writes a ``TurnState``; the orchestrator decides which run and in what
-order. Every prompt goes through ``fit_prompt`` first, which shrinks it to the model's context
-when the profile states one and records the cuts for the trace.
+order. Every prompt goes through ``fit_prompt`` (``pipeline.fitting``) first, which shrinks it
+to the model's context when the profile states one and records the cuts for the trace.
 """
 
 from __future__ import annotations
@@ -10,24 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from narrative_cli.agents.parsing import parse_plan
 from narrative_cli.agents.replies import Plan
-from narrative_cli.context.blocks import Prompt
-from narrative_cli.context.budget import fit_to_budget
-from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.recall import recall_turns
 from narrative_cli.context.router import build_merged_writing, build_planning, build_writing
 from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.events import ToolResultEvent
-from narrative_cli.pipeline.records import BudgetCut
-from narrative_cli.pipeline.samplers import reply_tokens
+from narrative_cli.pipeline.fitting import fit_prompt
+from narrative_cli.pipeline.mvu_step import apply_reply as apply_mvu
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.definitions import ToolDef, ToolSet
 from narrative_cli.tools.dice_rules import invented_roll_warnings
 from narrative_cli.tools.runner import ToolResult, run_planning_calls
-
-Builder = Callable[[PromptInputs], Prompt]
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _ECHOED_BLOCKS = (
@@ -62,27 +56,6 @@ def clean_narrative(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", body).strip()
 
 
-def fit_prompt(state: TurnState, build: Builder, agent: str) -> Prompt:
-    """``build``'s prompt for ``agent``, shrunk to the model's context when one is known."""
-    inputs = state.prompt_inputs()
-    limit = state.calls.backends.context_limit(agent)
-    if limit is None:
-        return build(inputs)
-    _, agent_settings = state.calls.backends.get(agent)
-    reply = reply_tokens(agent, state.calls.samplers, state.calls.backends.configured(agent),
-                         agent_settings.max_tokens)
-    fitted = fit_to_budget(build, inputs, context_tokens=limit, max_tokens=reply)
-    if fitted.cuts:
-        state.budget_cuts.append(BudgetCut(agent, fitted.limit, tuple(fitted.cuts)))
-    if not fitted.fits:
-        state.warn(
-            agent,
-            f"{agent}: the prompt (~{fitted.prompt.tokens} tokens) is still larger than the "
-            f"{fitted.limit} tokens the model has room for; sending it anyway",
-        )
-    return fitted.prompt
-
-
 def planning_stage(state: TurnState) -> None:
     """The planner: a JSON writing guide, tool calls and text-recall requests."""
     with state.stage("planning"):
@@ -90,8 +63,6 @@ def planning_stage(state: TurnState) -> None:
         outcome = state.calls.complete_json(
             "planning",
             prompt.messages,
-            schema="plan",
-            parse=parse_plan,
             cache_breakpoints=prompt.cache_breakpoints,
         )
         errors = "; ".join(outcome.errors)
@@ -172,7 +143,7 @@ def writing_stage(state: TurnState, merged: bool) -> None:
     with state.stage("writing"):
         prompt = fit_prompt(state, build_merged_writing if merged else build_writing, agent)
         reply = state.calls.complete(
-            agent, prompt.messages, stream=True, cache_breakpoints=prompt.cache_breakpoints
+            agent, prompt.messages, cache_breakpoints=prompt.cache_breakpoints
         )
         narrative = apply_reply(state, clean_narrative(reply.text))
         if not narrative:
@@ -195,6 +166,5 @@ def flag_invented_rolls(state: TurnState) -> None:
 
 def apply_reply(state: TurnState, text: str) -> str:
     """The writer's reply with its MVU update applied and its block removed (``mvu_step``)."""
-    from narrative_cli.pipeline.mvu_step import apply_reply as apply_mvu
 
     return apply_mvu(state, text)

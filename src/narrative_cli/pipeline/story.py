@@ -31,7 +31,8 @@ from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
 from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
-from narrative_cli.lore.routing import MVU_UPDATE, formatting_kind
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import MVU_UPDATE
 from narrative_cli.lore.timed import TimedEffects
 from narrative_cli.pipeline.opening import load_parts
 from narrative_cli.pipeline.records import (
@@ -94,10 +95,8 @@ class Story:
     def uses_mvu(self) -> bool:
         """True when the lore has an [InitVar] entry (enabled or not, as MagVarUpdate reads
         them) or an enabled [mvu_update] entry."""
-        return any(
-            is_initvar(e) or (not e.disabled and formatting_kind(e) == MVU_UPDATE)
-            for e in self.entries
-        )
+        updates = set(map(id, routes_for(self.entries).enabled(MVU_UPDATE)))
+        return any(is_initvar(e) or id(e) in updates for e in self.entries)
 
     def advance(self, result: TurnResult) -> None:
         """Append a finished (and committed) turn and move to its snapshot."""

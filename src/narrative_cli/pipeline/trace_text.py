@@ -11,11 +11,42 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from narrative_cli.pipeline.story import TurnResult
-    from narrative_cli.pipeline.trace import CallTrace
+
+
+class TracedCall(Protocol):
+    """What a turn file shows of one call (``pipeline.trace.CallTrace`` is one); declared here
+    so that the trace writer imports this module and not the other way round."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def messages(self) -> list[dict[str, str]]: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def reasoning(self) -> str: ...
+    @property
+    def finish_reason(self) -> str | None: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def cached_tokens(self) -> int: ...
+    @property
+    def latency_ms(self) -> float: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 def fenced(text: str, info: str = "text") -> str:
@@ -29,7 +60,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
 
-def call_markdown(index: int, call: CallTrace) -> str:
+def call_markdown(index: int, call: TracedCall) -> str:
     """One call: a heading with its figures, the request messages, the reply or the error."""
     figures = (
         f"{call.prompt_tokens} prompt / {call.cached_tokens} cached / "
@@ -116,14 +147,14 @@ def _usage(result: TurnResult) -> list[str]:
     return lines
 
 
-def _calls(calls: Sequence[CallTrace]) -> list[str]:
+def _calls(calls: Sequence[TracedCall]) -> list[str]:
     out: list[str] = ["", "## Calls"]
     for index, call in enumerate(calls, start=1):
         out += ["", call_markdown(index, call)]
     return out
 
 
-def turn_markdown(result: TurnResult, calls: Sequence[CallTrace], session: str = "") -> str:
+def turn_markdown(result: TurnResult, calls: Sequence[TracedCall], session: str = "") -> str:
     """The whole turn-NNNN.md of a finished turn."""
     head = [f"# Turn {result.number} · {result.mode}", ""]
     if session:
@@ -159,7 +190,7 @@ def turn_markdown(result: TurnResult, calls: Sequence[CallTrace], session: str =
 
 
 def failed_turn_markdown(
-    number: int, mode: str, calls: Sequence[CallTrace], error: str, session: str = ""
+    number: int, mode: str, calls: Sequence[TracedCall], error: str, session: str = ""
 ) -> str:
     """turn-NNNN.md for a turn that failed or was cancelled: its calls, then the error."""
     head = [f"# Turn {number} · {mode} · not committed", ""]

@@ -18,6 +18,7 @@ from typing import Any
 
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.replies import Plan
+from narrative_cli.agents.table import WINDOWS
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import (
     HistoryTurn,
@@ -239,9 +240,9 @@ class TurnState:
         time; one past this turn when the window is empty, as with n = m = 0)."""
         turns = [t.number for t in self.story.history] + [self.number]
         windows = {}
-        for agent in ("planning", "writing"):
-            first = window_first(len(turns), *self.window_settings(agent))
-            windows[agent] = turns[first] if first < len(turns) else self.number + 1
+        for window in WINDOWS:
+            first = window_first(len(turns), *self.window_settings(window))
+            windows[window] = turns[first] if first < len(turns) else self.number + 1
         return Snapshot(
             turn=self.number,
             state=self.game.to_dict(),

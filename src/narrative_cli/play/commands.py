@@ -160,7 +160,7 @@ class Dispatcher:
             self.screen.info("Turn cancelled; nothing was saved.")
             return Outcome(cancelled=True)
         except BackendError as error:
-            self.screen.error(error.message, "type /retry to try the same turn again")
+            self.screen.error(error.message, backend_hint(error))
             return Outcome(failed=True)
         except BadInput as error:
             self.screen.error(error.message, error.hint)
@@ -404,3 +404,18 @@ def _number(word: str, where: str) -> int:
         return int(word)
     except ValueError:
         raise BadInput(f"{where}: expected a number, got {word!r}") from None
+
+
+RETRY_HINT = "type /retry to try the same turn again"
+
+
+def backend_hint(error: BackendError) -> str:
+    """The provider's own hint, plus ``/retry`` only when a retry can help.
+
+    A refused key, an empty quota, a content filter or a malformed request (401/403/402/400/
+    404/422) fails the same way when resent, so ``/retry`` is not offered for them; timeouts,
+    dropped connections, rate limits and server errors are transient.
+    """
+    if not error.retryable:
+        return error.hint or "resending the same turn would fail the same way"
+    return f"{error.hint}; {RETRY_HINT}" if error.hint else RETRY_HINT

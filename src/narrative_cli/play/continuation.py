@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from narrative_cli.agents.table import streaming_agents
 from narrative_cli.backends.base import Backend, ChatReply, ChatRequest
 from narrative_cli.config import AgentSettings
 from narrative_cli.domain import Message
 from narrative_cli.pipeline.backendset import BackendSet
 
-WRITERS = ("writing", "merged_writing")
+WRITERS = streaming_agents()
 INSTRUCTION = {
     "zh": "（继续：从上文结尾处接着写下去，不要重复已经写过的内容。）",
     "en": "(Continue the story from exactly where it stops. Do not repeat what is written.)",

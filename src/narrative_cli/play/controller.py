@@ -44,7 +44,7 @@ from narrative_cli.pipeline.events import Listener
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord, TurnResult
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
-from narrative_cli.store.models import LoreRef, SessionInfo, TurnState
+from narrative_cli.store.models import LoreRef, SessionInfo, StoredTurn
 from narrative_cli.store.sessions import SessionStore
 
 Action = Callable[[Listener | None], TurnResult]
@@ -324,7 +324,7 @@ class PlaySession:
             for i, s in enumerate(last.swipes)
         ]
 
-    def swipe(self, index: int) -> TurnState:
+    def swipe(self, index: int) -> StoredTurn:
         """Select swipe ``index`` of the last turn; the story state follows the chosen swipe."""
         number = self.story.snapshot.turn
         state = self.store.select_swipe(self.session_id, number, index)

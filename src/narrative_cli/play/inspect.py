@@ -17,7 +17,8 @@ from typing import Any
 
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
 from narrative_cli.load import card_language, regex_problem, regex_scripts, select_lore
-from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, classify
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL
 from narrative_cli.tokens import estimate_tokens
 
 TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
@@ -54,10 +55,10 @@ def _card_summary(card: Card) -> dict[str, Any]:
     }
 
 
-def _entry_row(entry: LoreEntry, book: str) -> dict[str, Any]:
-    route = classify(entry)
+def _entry_row(entry: LoreEntry, book: Lorebook) -> dict[str, Any]:
+    route = routes_for(book.entries).route_of(entry)
     return {
-        "uid": entry.uid, "book": book, "comment": entry.comment, "keys": entry.keys,
+        "uid": entry.uid, "book": book.name, "comment": entry.comment, "keys": entry.keys,
         "secondary_keys": entry.secondary_keys, "position": entry.position,
         "depth": entry.depth, "constant": entry.constant, "selective": entry.selective,
         "selective_logic": entry.selective_logic, "order": entry.order,
@@ -148,7 +149,7 @@ def _books(card: Card, worlds: list[Lorebook]) -> list[tuple[Lorebook, bool]]:
 
 def _lore(card: Card, worlds: list[Lorebook]) -> dict[str, Any]:
     books = _books(card, worlds)
-    rows = [_entry_row(e, b.name) for b, _ in books for e in b.entries]
+    rows = [_entry_row(e, b) for b, _ in books for e in b.entries]
     return {
         "worldbook_source": "auto",
         "books": [{"name": b.name, "source": b.source, "entries": len(b.entries), "used": used,
@@ -180,7 +181,9 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
     """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset."""
     worlds = worlds or []
     books = _books(card, worlds)
-    routed = [(e, b.name, classify(e).name) for b, _ in books for e in b.entries]
+    routed = [
+        (e, b.name, routes_for(b.entries).route_of(e).name) for b, _ in books for e in b.entries
+    ]
     return {
         "card": _card_summary(card),
         "greetings": [{"index": i, "tokens": estimate_tokens(g), "preview": preview(g)}

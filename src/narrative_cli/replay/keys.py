@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.agents.table import agent_names
 from narrative_cli.config import Settings
 from narrative_cli.errors import BadInput, LorebookError, PresetError
 from narrative_cli.load import files
@@ -28,7 +29,7 @@ from narrative_cli.replay.logs import ReplayLog
 from narrative_cli.store.models import SessionInfo
 from narrative_cli.store.sessions import SessionStore
 
-AGENTS = ("planning", "writing", "merged_writing", "analysis", "mvu_extract", "tool")
+AGENTS = agent_names()
 REPLAY_KEY = "replay"
 
 

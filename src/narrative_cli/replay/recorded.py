@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.agents.table import once_per_turn_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
 from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
@@ -30,7 +31,7 @@ from narrative_cli.replay.drift import first_difference
 
 CALLS_FILE = "calls.jsonl"
 SETTINGS_FILE = "replay-settings.json"  # what a recording replay needs beyond the calls
-ONCE_PER_TURN = frozenset({"planning", "writing", "merged_writing", "analysis", "mvu_extract"})
+ONCE_PER_TURN = once_per_turn_agents()
 DRIFT_HINT = (
     "the card, lore, settings or prompt templates changed since the trace was recorded "
     "(or it was recorded with another model profile: give the same backend flags); "

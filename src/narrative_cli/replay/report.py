@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from narrative_cli.agents.table import json_agents
 from narrative_cli.errors import BadInput
 from narrative_cli.load import files
 from narrative_cli.pipeline.accounting import AgentUsage, Price, TurnAccount, estimate_cost
@@ -37,7 +38,7 @@ from narrative_cli.state.summaries import SummaryStore
 
 REPORT_FORMAT = "narrative-replay-report"
 REPORT_VERSION = 1
-JSON_AGENTS = ("planning", "analysis", "mvu_extract")
+JSON_AGENTS = json_agents()
 USAGE_KEYS = (
     "calls",
     "failed_calls",

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from narrative_cli.agents.table import agent_names, prompt_agents
 from narrative_cli.backends import Backend, open_backend
 from narrative_cli.config import AgentSettings, Profile, Settings
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.replay.limiter import LimitedBackend, TokenBucket
 from narrative_cli.replay.recorded import RecordedBackend
 
-FITTED_AGENTS = ("planning", "writing", "merged_writing", "analysis", "mvu_extract")
+FITTED_AGENTS = prompt_agents()
 
 
 @dataclass
@@ -53,10 +54,8 @@ class RecordedLimits(BackendSet):
 def context_limits(settings: Settings) -> dict[str, int | None]:
     """Each agent's context window under ``settings`` (what a recording notes)."""
     backends = BackendSet.from_settings(settings)
-    limits = {agent: backends.context_limit(agent) for agent in FITTED_AGENTS}
-    limits["tool"] = backends.context_limit("tool")
-    limits["*"] = backends.context_limit("*")
-    for agent in (*FITTED_AGENTS, "tool", "*"):  # reply limits: part of every request
+    limits = {agent: backends.context_limit(agent) for agent in (*agent_names(), "*")}
+    for agent in (*agent_names(), "*"):  # reply limits: part of every request
         limits[f"max_tokens:{agent}"] = settings.agent(agent).max_tokens
     return limits
 

@@ -30,12 +30,10 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from narrative_cli.agents.replies import StateEvent
-
-if TYPE_CHECKING:
-    from narrative_cli.state.engine import GameState
+from narrative_cli.state.game import GameState, Quest
 
 EVENT_TYPES = (
     "move",
@@ -119,33 +117,6 @@ _UNITS = {
     "hour": 60, "hours": 60, "h": 60, "hr": 60, "hrs": 60, "小时": 60, "时": 60, "钟头": 60,
     "day": 1440, "days": 1440, "d": 1440, "天": 1440, "日": 1440,
 }  # fmt: skip
-
-
-@dataclass
-class Clock:
-    """The in-game clock: day 1 00:00 at the start; no months or years."""
-
-    day: int = 1
-    hour: int = 0
-    minute: int = 0
-
-    def advanced(self, minutes: int) -> Clock:
-        """The clock ``minutes`` later, carrying minutes into hours and hours into days."""
-        total = self.minute + minutes
-        hours = self.hour + total // 60
-        return Clock(day=self.day + hours // 24, hour=hours % 24, minute=total % 60)
-
-    def label(self) -> str:
-        return f"{self.hour:02d}:{self.minute:02d}"
-
-
-@dataclass
-class Quest:
-    """A quest: ``active``, ``completed`` or ``failed``, at a free-text stage."""
-
-    status: str = "active"
-    stage: str = "start"
-    outcome: str | None = None
 
 
 class Rejected(Exception):

@@ -6,9 +6,9 @@ from narrative_cli.store.models import (
     LoreRef,
     NewSession,
     SessionInfo,
+    StoredTurn,
     SwipeData,
     TurnData,
-    TurnState,
     TurnView,
 )
 from narrative_cli.store.sessions import SessionStore
@@ -20,6 +20,6 @@ __all__ = [
     "SessionStore",
     "SwipeData",
     "TurnData",
-    "TurnState",
+    "StoredTurn",
     "TurnView",
 ]

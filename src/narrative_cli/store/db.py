@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from narrative_cli import paths
 from narrative_cli.errors import StoreError
 
 BUSY_TIMEOUT_MS = 10_000
@@ -95,7 +96,7 @@ class Database:
 
 def open_database(path: Path) -> Database:
     """Open (creating if needed) the database at ``path`` with the store's pragmas."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.usable_dir(path.parent, "the session database folder")
     return Database(path)
 
 

@@ -82,7 +82,7 @@ class TurnData:
 
 
 @dataclass(frozen=True)
-class TurnState:
+class StoredTurn:
     """Everything needed to continue from a turn: its selected record and snapshot."""
 
     number: int

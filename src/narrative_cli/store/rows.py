@@ -17,8 +17,8 @@ from narrative_cli.store.models import (
     LoreRef,
     NewSession,
     SessionInfo,
+    StoredTurn,
     TurnData,
-    TurnState,
 )
 from narrative_cli.store.snapshots import load_snapshot, save_blobs
 
@@ -105,7 +105,7 @@ def require_last(conn: sqlite3.Connection, session_id: int, number: int, action:
         )
 
 
-def turn_state(conn: sqlite3.Connection, session_id: int, number: int) -> TurnState:
+def stored_turn(conn: sqlite3.Connection, session_id: int, number: int) -> StoredTurn:
     session(conn, session_id)
     row = conn.execute(q.SELECTED_SWIPE, (session_id, number)).fetchone()
     if row is None:
@@ -118,7 +118,7 @@ def turn_state(conn: sqlite3.Connection, session_id: int, number: int) -> TurnSt
             hint="continue from the last turn, or branch from a turn that has one",
         )
     snapshot = load_snapshot(conn, root)
-    return TurnState(number, swipe_id, count, decode_record(record), snapshot)
+    return StoredTurn(number, swipe_id, count, decode_record(record), snapshot)
 
 
 def session(conn: sqlite3.Connection, session_id: int) -> SessionInfo:

@@ -33,9 +33,9 @@ from narrative_cli.store.models import (
     LoreRef,
     NewSession,
     SessionInfo,
+    StoredTurn,
     SwipeData,
     TurnData,
-    TurnState,
     TurnView,
 )
 from narrative_cli.store.snapshots import add_references, load_snapshot, release
@@ -163,7 +163,7 @@ class SessionStore:
             conn.execute(q.TOUCH_SESSION, (now, session_id))
         return index
 
-    def select_swipe(self, session_id: int, number: int, index: int) -> TurnState:
+    def select_swipe(self, session_id: int, number: int, index: int) -> StoredTurn:
         """Show another swipe of the last turn; the story state follows it."""
         with self.db.transaction() as conn:
             rows.require_last(conn, session_id, number, "change the swipe of")
@@ -173,17 +173,17 @@ class SessionStore:
                     f"turn {number} of session {session_id} has swipes 0..{count - 1}, not {index}"
                 )
             conn.execute(q.SELECT_SWIPE, (index, session_id, number))
-            state = rows.turn_state(conn, session_id, number)
+            state = rows.stored_turn(conn, session_id, number)
             conn.execute(q.TOUCH_SESSION, (self._now(), session_id))
         return state
 
-    def drop_last_turn(self, session_id: int) -> TurnState:
+    def drop_last_turn(self, session_id: int) -> StoredTurn:
         """Undo: delete the last turn with all its swipes; return the turn now last."""
         with self.db.transaction() as conn:
             last = rows.last_turn(conn, session_id)
             if last == 0:
                 raise StoreError(f"nothing to undo: session {session_id} is at its greeting")
-            state = rows.turn_state(conn, session_id, last - 1)
+            state = rows.stored_turn(conn, session_id, last - 1)
             roots = [row[0] for row in conn.execute(q.TURN_ROOTS, (session_id, last))]
             release(conn, roots)
             conn.execute(q.DELETE_TURN, (session_id, last))
@@ -202,7 +202,7 @@ class SessionStore:
                     f"cannot branch session {session_id} at turn {turn_number}:"
                     f" it has turns 0..{last}"
                 )
-            rows.turn_state(conn, session_id, turn_number)  # the branch point must be restorable
+            rows.stored_turn(conn, session_id, turn_number)  # the branch point must be restorable
             now = self._now()
             cursor = conn.execute(q.COPY_SESSION, (name, turn_number, now, now, session_id))
             new_id = int(cursor.lastrowid or 0)
@@ -266,15 +266,15 @@ class SessionStore:
         ids = ", ".join(str(info.id) for info in sorted(matches, key=lambda i: i.id))
         raise StoreError(f"several sessions are named {text!r} (ids {ids}); give an id")
 
-    def resume(self, session_id: int) -> TurnState:
+    def resume(self, session_id: int) -> StoredTurn:
         """The latest turn's record and snapshot: where play continues."""
         with self.db.transaction(write=False) as conn:
-            return rows.turn_state(conn, session_id, rows.last_turn(conn, session_id))
+            return rows.stored_turn(conn, session_id, rows.last_turn(conn, session_id))
 
     def snapshot(self, session_id: int, number: int) -> Json:
         """The snapshot after turn ``number``; SnapshotMissing if it cannot be restored."""
         with self.db.transaction(write=False) as conn:
-            return rows.turn_state(conn, session_id, number).snapshot
+            return rows.stored_turn(conn, session_id, number).snapshot
 
     def record(self, session_id: int, number: int) -> Json:
         """The selected record of turn ``number``."""

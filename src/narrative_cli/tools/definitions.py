@@ -26,8 +26,9 @@ from typing import Any
 
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import ToolDefinitionError
-from narrative_cli.lore.routing import TOOL, formatting_kind
-from narrative_cli.tools.llm_tools import CANONICAL_CONTEXT_ORDER
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import TOOL
+from narrative_cli.tools.context_keys import CANONICAL_CONTEXT_ORDER
 from narrative_cli.tools.sandbox import check_syntax
 
 TYPES = ("code", "llm")
@@ -151,17 +152,10 @@ class ToolSet:
         return [tool for tool in self.tools if tool.trigger == "post_pipeline"]
 
 
-def is_tool_entry(entry: LoreEntry) -> bool:
-    """An enabled entry that defines a tool (by its comment or by its content)."""
-    return not entry.disabled and formatting_kind(entry) == TOOL
-
-
 def load_tools(entries: Iterable[LoreEntry]) -> ToolSet:
     """Register every tool entry; each unusable one becomes a problem instead of a tool."""
     toolset = ToolSet()
-    for entry in entries:
-        if not is_tool_entry(entry):
-            continue
+    for entry in routes_for(entries).enabled(TOOL):
         try:
             tool = parse_tool(entry)
         except ToolDefinitionError as error:

@@ -9,29 +9,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from narrative_cli.domain import LoreEntry, Message
-from narrative_cli.lore.routing import formatting_kind
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.tools.context_keys import ANALYSIS_DEPENDENT_KEYS, CANONICAL_CONTEXT_ORDER
+from narrative_cli.tools.definitions import ToolDef
 
-if TYPE_CHECKING:
-    from narrative_cli.tools.definitions import ToolDef
-
-CANONICAL_CONTEXT_ORDER = (
+__all__ = [
+    "ANALYSIS_DEPENDENT_KEYS",
+    "CANONICAL_CONTEXT_ORDER",
+    "tool_history",
+    "tool_messages",
+    "tool_user_message",
     "world_full",
-    "story_summary",
-    "recent_turns",
-    "narrative_text",
-    "writing_guide",
-    "state_summary",
-    "user_persona",
-    "user_input",
-    "dice_results",
-    "known_context",
-)
-# Keys that change when the merged analysis runs: tools declaring them must wait for it.
-ANALYSIS_DEPENDENT_KEYS = ("story_summary", "state_summary", "known_context")
-
+]
 _TEXT = {
     "zh": {
         "empty": "（无可用上下文）",
@@ -84,10 +75,11 @@ def tool_messages(
 def world_full(entries: Iterable[LoreEntry], lang: str = "zh") -> str:
     """Every enabled story entry (no tools, UI or MVU entries), by ``order``, for ``world_full``."""
     untitled = _words(lang)["untitled"]
+    routes = routes_for(entries)
     kept = [
         entry
-        for entry in entries
-        if not entry.disabled and formatting_kind(entry) is None and entry.content.strip()
+        for entry in routes.entries
+        if not entry.disabled and not routes.is_formatting(entry) and entry.content.strip()
     ]
     kept.sort(key=lambda entry: entry.order if entry.order is not None else 100)
     blocks = []

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.markup import escape
+from rich.segment import Segment
 from rich.theme import Theme
+
+from narrative_cli.ui.safe import has_control, safe_text
 
 THEME = Theme(
     {
@@ -31,6 +36,34 @@ THEME = Theme(
         "status": "cyan",
     }
 )
+
+
+class SafeConsole(Console):
+    """A Rich console that never lets outside text put a control sequence on the terminal.
+
+    Every segment of printed text goes through ``ui.safe.safe_text``; only control segments
+    (the live region's cursor moves) and the styles Rich adds itself carry escape codes.
+    Every view prints through one of these (``console()`` for the ad hoc ones).
+    """
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or not has_control(segment.text):
+                yield segment
+            else:
+                yield Segment(safe_text(segment.text), segment.style, segment.control)
+
+
+def safe_markup(text: str) -> str:
+    """Outside text for a place Rich reads as markup (titles, table cells): cleaned, escaped."""
+    return escape(safe_text(text))
+
+
+def console(**kwargs: object) -> Console:
+    """A ``SafeConsole`` with the given Rich options (views that print on their own)."""
+    return SafeConsole(**kwargs)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -81,7 +114,7 @@ def _console(
     stream: IO[str], color: bool, tty: bool, width: int | None, *, soft_wrap: bool
 ) -> Console:
     """A console; ``soft_wrap`` leaves long text lines unbroken (errors, text in a pipe)."""
-    return Console(
+    return SafeConsole(
         file=stream,
         theme=THEME,
         color_system="auto" if color else None,
@@ -109,7 +142,7 @@ def recording_consoles(width: int = 80) -> Consoles:
     import io
 
     def make() -> Console:
-        return Console(
+        return SafeConsole(
             file=io.StringIO(),
             theme=THEME,
             color_system=None,

@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from narrative_cli.tools.dice import DiceRoll
+from narrative_cli.ui.console import console as safe_console
+from narrative_cli.ui.console import safe_markup
 
 _LABELS = {
     "zh": {"title": "掷骰", "mode": "模式", "dice": "骰子", "modifier": "加值", "total": "总计",
@@ -124,7 +125,7 @@ def dice_panel(rolled: DiceRoll | Mapping[str, Any], lang: str = "zh") -> Panel:
     line = str(lines.get("zh" if zh else "en", "")) if isinstance(lines, Mapping) else ""
     body = Group(Text(line), Text(""), table) if line else table
     title = f"{labels['title']} {data.get('label') or ''} {data.get('expr', '')}".split()
-    return Panel(body, title=escape(" ".join(title)), title_align="left", expand=False)
+    return Panel(body, title=safe_markup(" ".join(title)), title_align="left", expand=False)
 
 
 def hidden_panel(lang: str = "zh") -> Panel:
@@ -147,7 +148,7 @@ def ledger_table(rows: Sequence[Mapping[str, Any]], lang: str, *, reveal: bool) 
         data = row.get("roll") or {}
         hidden = bool(data.get("hidden"))
         label = f"{data.get('label')} " if data.get("label") else ""
-        expr = f"{label}{data.get('expr', '')}"
+        expr = safe_markup(f"{label}{data.get('expr', '')}")
         system = str(data.get("system") or "none")
         system_name = _SYSTEMS.get(system, (system, system))[0 if lang == "zh" else 1]
         if hidden and not reveal:
@@ -178,4 +179,4 @@ def _verdict(data: Mapping[str, Any], lang: str) -> str:
 
 def print_roll(rolled: DiceRoll, lang: str = "zh", console: Console | None = None) -> None:
     """Print the roll panel to ``console`` (standard output by default)."""
-    (console or Console()).print(dice_panel(rolled, lang))
+    (console or safe_console()).print(dice_panel(rolled, lang))

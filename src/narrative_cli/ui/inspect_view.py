@@ -22,7 +22,9 @@ def _plain(*cells: object) -> list[Any]:
     """Cells as Rich ``Text`` so comments like ``[TOOL:x]`` are never read as markup."""
     from rich.text import Text
 
-    return [cell if isinstance(cell, Text) else Text(str(cell)) for cell in cells]
+    from narrative_cli.ui.safe import safe_text
+
+    return [cell if isinstance(cell, Text) else Text(safe_text(str(cell))) for cell in cells]
 
 
 def _keys_text(row: dict[str, Any]) -> str:
@@ -175,9 +177,9 @@ def _macro_lines(report: dict[str, Any]) -> list[str]:
 
 def render_inspect(report: dict[str, Any], console: Console | None = None) -> None:
     """Print the inspect report as panels and tables."""
-    from rich.console import Console as RichConsole
+    from narrative_cli.ui.console import console as safe_console
 
-    out = console or RichConsole()
+    out = console or safe_console()
     out.print(_card_view(report))
     out.print(_tokens_view(report))
     if report["lore"]["entries"]:

@@ -23,20 +23,23 @@ def render_lore_test(
     result: ActivationResult, problems: list[str], console: Console | None = None
 ) -> None:
     """Print the activated and rejected entries as tables, then the budget line."""
-    from rich.console import Console as RichConsole
     from rich.table import Table
     from rich.text import Text
 
-    out = console or RichConsole(highlight=False)
+    from narrative_cli.ui.console import console as safe_console
+    from narrative_cli.ui.safe import safe_text
+
+    out = console or safe_console(highlight=False)
     for problem in problems:
-        out.print(Text(f"warning: {problem}", style="yellow"))
+        out.print(Text(f"warning: {safe_text(problem)}", style="yellow"))
     if result.activated:
         table = Table(title="Activated", title_justify="left")
         for column in ("uid", "comment", "route", "reason"):
             table.add_column(column, overflow="fold")
         for item in result.activated:
             route = Text(item.route, style=ROUTE_STYLES.get(item.route, ""))
-            table.add_row(*_cells(item.entry.uid, item.entry.comment), route, Text(item.reason))
+            reason = Text(safe_text(item.reason))
+            table.add_row(*_cells(item.entry.uid, item.entry.comment), route, reason)
         out.print(table)
     else:
         out.print(Text("No entry activated.", style="dim"))
@@ -58,4 +61,6 @@ def _cells(*values: object) -> list[Any]:
     """Plain Text cells, so comments like ``[UI]`` are never read as markup."""
     from rich.text import Text
 
-    return [Text(str(value)) for value in values]
+    from narrative_cli.ui.safe import safe_text
+
+    return [Text(safe_text(str(value))) for value in values]

@@ -1,7 +1,9 @@
 """Renderables of a played story: header, greetings, story text, panels, state diff, footer.
 
 Every function returns a Rich renderable built from plain data, so tests print them to a
-fixed-width recording console and read the text. Labels are in the story's language
+fixed-width recording console and read the text. Text from outside (story, card, tools,
+state) goes through ``ui.safe.safe_text`` and into ``Text`` or ``safe_markup``, never into
+markup: a card field ``[bold red]`` prints as written. Labels are in the story's language
 (``zh`` or ``en``).
 """
 
@@ -12,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from narrative_cli.pipeline.accounting import AgentUsage
+from narrative_cli.ui.console import safe_markup
+from narrative_cli.ui.safe import safe_text
 
 if TYPE_CHECKING:
     from narrative_cli.state.engine import EventRecord
@@ -86,10 +89,11 @@ def card_header(
     table.add_column(style="dim", no_wrap=True)
     table.add_column()
     for label, value in facts:
-        table.add_row(escape(label), escape(value))
+        table.add_row(safe_markup(label), safe_markup(value))
     body: list[RenderableType] = [table]
-    body.extend(Text(f"! {problem}", style="warn") for problem in problems)
-    return Panel(Group(*body), title=Text(name, style="title"), title_align="left", expand=False)
+    body.extend(Text(f"! {safe_text(problem)}", style="warn") for problem in problems)
+    title = Text(safe_text(name), style="title")
+    return Panel(Group(*body), title=title, title_align="left", expand=False)
 
 
 def header_facts(
@@ -113,7 +117,7 @@ def greeting_menu(greetings: Sequence[str], lang: str, width: int = 70) -> Table
     table.add_column(justify="right", style="bold", no_wrap=True)
     table.add_column(overflow="ellipsis", no_wrap=True, max_width=width)
     for index, text in enumerate(greetings):
-        table.add_row(str(index), escape(preview(text, width)))
+        table.add_row(str(index), safe_markup(preview(text, width)))
     return table
 
 
@@ -125,12 +129,12 @@ def preview(text: str, limit: int = 70) -> str:
 
 def story_text(text: str) -> Text:
     """The story as shown (already through the display regex scripts)."""
-    return Text(text, style="story")
+    return Text(safe_text(text), style="story")
 
 
 def user_line(name: str, text: str) -> Text:
     """The user's input, echoed when a turn is shown again (resume, swipe)."""
-    return Text.assemble((f"{name}: ", "user"), (text, ""))
+    return Text.assemble((f"{safe_text(name)}: ", "user"), (safe_text(text), ""))
 
 
 def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
@@ -140,16 +144,17 @@ def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
     ok = bool(result.get("ok"))
     data = result.get("data")
     if result.get("public") is not None:  # a hidden roll: the notice, never the result
-        return Panel(Text(str(result["public"]), style="dim italic"), title=escape(words["dice"]),
-                     title_align="left", expand=False)  # fmt: skip
+        notice = Text(safe_text(str(result["public"])), style="dim italic")
+        return Panel(notice, title=safe_markup(words["dice"]), title_align="left", expand=False)
     if result.get("kind") == "dice" and isinstance(data, Mapping):
         title = f"{words['dice']} {data.get('expr', '')}".strip()
         style = _dice_style(data)
     else:
         title = f"{words['tool']} {name}"
         style = "" if ok else "warn"
-    text = str(result.get("text", "")) or ("" if ok else words["failed"])
-    return Panel(Text(text, style=style), title=escape(title), title_align="left", expand=False)
+    text = safe_text(str(result.get("text", ""))) or ("" if ok else words["failed"])
+    body = Text(text, style=style)
+    return Panel(body, title=safe_markup(title), title_align="left", expand=False)
 
 
 def _dice_style(data: Mapping[str, Any]) -> str:
@@ -166,8 +171,8 @@ def outputs_panel(outputs: Mapping[str, str], lang: str) -> Panel | None:
     parts: list[RenderableType] = []
     for tool, text in outputs.items():
         if text.strip():
-            parts.append(Text(tool, style="dim"))
-            parts.append(Text(text.strip()))
+            parts.append(Text(safe_text(tool), style="dim"))
+            parts.append(Text(safe_text(text.strip())))
     if not parts:
         return None
     return Panel(Group(*parts), title=labels(lang)["outputs"], title_align="left", expand=False)
@@ -184,10 +189,10 @@ def state_changes(
     words = labels(lang)
     text = Text()
     for line in changes:
-        text.append(f"  {line}\n")
+        text.append(f"  {safe_text(line)}\n")
     for event in rejected_events:
         what = f"{event.type or '?'} {brief(_params(event.event))}".strip()
-        text.append(f"  ✗ {what}: {event.reason}\n", style="rejected")
+        text.append(safe_text(f"  ✗ {what}: {event.reason}") + "\n", style="rejected")
     if rejected_patches:
         text.append(f"  ✗ {rejected_line(len(rejected_patches), lang)}\n", "rejected")
     if not text.plain:
@@ -219,7 +224,7 @@ def summary_entries(lines: Sequence[str], lang: str) -> Text:
     """The turn's new summary entry (or entries)."""
     text = Text(f"{labels(lang)['summary']}\n", style="title")
     for line in lines:
-        text.append(f"  {line}\n", style="dim")
+        text.append(f"  {safe_text(line)}\n", style="dim")
     text.rstrip()
     return text
 
@@ -243,19 +248,20 @@ def footer(usage: AgentUsage, lang: str, elapsed_s: float | None = None) -> Text
 
 def warning_lines(warnings: Sequence[str]) -> Text:
     """Warnings of a turn that went on anyway, one per line."""
-    return Text("\n".join(f"! {w}" for w in warnings), style="warn")
+    return Text("\n".join(f"! {safe_text(w)}" for w in warnings), style="warn")
 
 
 def text_panel(title: str, body: str) -> Panel:
     """A titled panel of plain text (state, variables, summaries)."""
-    return Panel(Text(body or "-"), title=escape(title), title_align="left", expand=False)
+    shown = Text(safe_text(body) or "-")
+    return Panel(shown, title=safe_markup(title), title_align="left", expand=False)
 
 
 def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
     """A simple table of text rows (lore, tools, swipes, cost, help)."""
-    table = Table(title=escape(title), title_justify="left")
+    table = Table(title=safe_markup(title), title_justify="left")
     for header in headers:
-        table.add_column(escape(header), overflow="fold")
+        table.add_column(safe_markup(header), overflow="fold")
     for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(safe_markup(cell) for cell in row))
     return table

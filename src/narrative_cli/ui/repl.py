@@ -26,6 +26,7 @@ from narrative_cli import paths
 from narrative_cli.errors import EXIT_OK
 from narrative_cli.play.commands import ALIASES, Dispatcher, completions
 from narrative_cli.play.controller import PlaySession
+from narrative_cli.ui.safe import safe_text
 
 PROMPT = "> "
 
@@ -91,7 +92,7 @@ def toolbar_text(play: PlaySession) -> str:
     """`` session 3 · turn 4 · gpt-4o-mini · serial · 12,345 tokens (40% cached) ``."""
     total = play.account.total()
     tokens = total.prompt_tokens + total.completion_tokens
-    return (
+    return safe_text(
         f" session {play.session_id} · turn {play.turn} · {play.model_name()} · {play.mode}"
         f" · {tokens:,} tokens ({total.cache_share:.0%} cached) "
     )
@@ -100,7 +101,7 @@ def toolbar_text(play: PlaySession) -> str:
 def make_prompt(play: PlaySession) -> PromptSession[str]:
     """The prompt_toolkit session of the REPL."""
     history_path = paths.history_file()
-    history_path.parent.mkdir(parents=True, exist_ok=True)
+    paths.usable_dir(history_path.parent)
     return PromptSession(
         history=FileHistory(str(history_path)),
         completer=SlashCompleter(play),

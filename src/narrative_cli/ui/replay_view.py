@@ -14,7 +14,6 @@ from types import TracebackType
 from typing import Any
 
 from rich import box
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
@@ -22,7 +21,7 @@ from rich.table import Table
 from narrative_cli.replay.diff import LogDiff, ReportDiff, delta
 from narrative_cli.replay.logs import ReplayLog
 from narrative_cli.replay.runner import Progress
-from narrative_cli.ui.console import Consoles, is_terminal, make_consoles
+from narrative_cli.ui.console import Consoles, is_terminal, make_consoles, safe_markup
 
 STATUS_STYLE = {"done": "ok", "skipped": "dim", "failed": "error", "cancelled": "warn"}
 PREVIEW = 70
@@ -100,7 +99,7 @@ class ReplayProgress:
         bars = self._bars
         assert bars is not None and self._overall is not None
         if event.label not in self._tasks:
-            label = escape(event.label)
+            label = safe_markup(event.label)
             self._tasks[event.label] = bars.add_task(label, total=event.total, completed=0)
         task = self._tasks[event.label]
         bars.update(task, completed=event.done)
@@ -113,7 +112,7 @@ class ReplayProgress:
 def _finished_line(event: Progress) -> str:
     style = STATUS_STYLE.get(event.kind, "")
     word = f"[{style}]{event.kind:<9}[/{style}]" if style else f"{event.kind:<9}"
-    return f"{word} {escape(event.label)} ({event.done}/{event.total} turns)"
+    return f"{word} {safe_markup(event.label)} ({event.done}/{event.total} turns)"
 
 
 # -- summary --------------------------------------------------------------------------------
@@ -139,7 +138,7 @@ def _summary_row(log: Mapping[str, Any], priced: bool) -> list[str]:
     style = STATUS_STYLE.get(status, "")
     shown = f"[{style}]{status}[/{style}]" if style else status
     turns = f"{log['turns_done']}/{log['turns_total']}"
-    return _figures(escape(str(log["label"])), shown, turns, log["totals"], priced)
+    return _figures(safe_markup(str(log["label"])), shown, turns, log["totals"], priced)
 
 
 def _figures(
@@ -159,13 +158,14 @@ def _render_problems(report: Mapping[str, Any], consoles: Consoles) -> None:
     hints: list[str] = []
     for log in report["logs"]:
         for note in log.get("log_warnings") or []:
-            consoles.err.print(f"[warn]note:[/warn] {escape(str(log['label']))}: {escape(note)}")
+            label = safe_markup(str(log["label"]))
+            consoles.err.print(f"[warn]note:[/warn] {label}: {safe_markup(note)}")
         if log.get("error"):
-            consoles.err.print(f"[error]error:[/error] {escape(str(log['error']))}")
+            consoles.err.print(f"[error]error:[/error] {safe_markup(str(log['error']))}")
             if log.get("hint") and log["hint"] not in hints:
                 hints.append(str(log["hint"]))
     for hint in hints:
-        consoles.err.print(f"hint: {escape(hint)}")
+        consoles.err.print(f"hint: {safe_markup(hint)}")
 
 
 # -- diff -----------------------------------------------------------------------------------
@@ -174,9 +174,9 @@ def _render_problems(report: Mapping[str, Any], consoles: Consoles) -> None:
 def render_diff(diff: ReportDiff, consoles: Consoles, name_a: str, name_b: str) -> None:
     """Totals with deltas, then each log's status, state, summary and rejection changes."""
     out = consoles.out
-    out.print(f"[title]Replay diff[/title]  A = {escape(name_a)}   B = {escape(name_b)}")
+    out.print(f"[title]Replay diff[/title]  A = {safe_markup(name_a)}   B = {safe_markup(name_b)}")
     for note in diff.notes:
-        out.print(f"[dim]note: {escape(note)}[/dim]")
+        out.print(f"[dim]note: {safe_markup(note)}[/dim]")
     out.print(_metrics_table("Totals", diff.totals))
     if diff.logs:
         out.print(_logs_table(diff.logs))
@@ -213,7 +213,7 @@ def _logs_table(logs: Sequence[LogDiff]) -> Table:
             _delta(key, *log.metrics.get(key, (None, None)))
             for key in ("calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost")
         ]
-        table.add_row(escape(log.label), status, *cells, str(len(log.state)))
+        table.add_row(safe_markup(log.label), status, *cells, str(len(log.state)))
     return table
 
 
@@ -221,15 +221,15 @@ def _render_log_changes(log: LogDiff, consoles: Consoles) -> None:
     out = consoles.out
     if log.status_a is None or log.status_b is None:
         side = "B" if log.status_a is None else "A"
-        out.print(f"[title]{escape(log.label)}[/title]: only in report {side}")
+        out.print(f"[title]{safe_markup(log.label)}[/title]: only in report {side}")
         return
     if not log.changed:
         return
-    out.print(f"[title]{escape(log.label)}[/title]")
+    out.print(f"[title]{safe_markup(log.label)}[/title]")
     if log.status_a != log.status_b:
         out.print(f"  status: {log.status_a} → {log.status_b}")
     for change in log.state:
-        out.print(f"  state {escape(change.path)}: {_show(change.a)} → {_show(change.b)}")
+        out.print(f"  state {safe_markup(change.path)}: {_show(change.a)} → {_show(change.b)}")
     for change in log.summaries:
         out.print(f"  summary, turn {change.path}:")
         out.print(f"    A: {_show(_joined(change.a))}")
@@ -247,7 +247,7 @@ def _value(key: str, value: Any) -> str:
         return _money(value)
     if key == "latency_ms":
         return _latency(value)
-    return f"{value:,}" if isinstance(value, int | float) else escape(str(value))
+    return f"{value:,}" if isinstance(value, int | float) else safe_markup(str(value))
 
 
 def _delta(key: str, a: Any, b: Any) -> str:
@@ -302,4 +302,4 @@ def _show(value: Any) -> str:
 
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
-    return escape(text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…")
+    return safe_markup(text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…")

@@ -24,6 +24,7 @@ from narrative_cli.tools.dice import DiceRoll
 from narrative_cli.ui import render
 from narrative_cli.ui.console import Consoles
 from narrative_cli.ui.html_text import terminal_text
+from narrative_cli.ui.safe import safe_text
 from narrative_cli.ui.status import TurnView
 
 
@@ -134,12 +135,12 @@ class RichScreen:
     # -- messages ----------------------------------------------------------------------------
 
     def info(self, text: str) -> None:
-        self.print(Text(text, style="dim"))
+        self.print(Text(safe_text(text), style="dim"))
 
     def error(self, text: str, hint: str | None = None) -> None:
-        self.consoles.err.print(Text(f"error: {text}", style="error"))
+        self.consoles.err.print(Text(f"error: {safe_text(text)}", style="error"))
         if hint:
-            self.consoles.err.print(Text(f"hint: {hint}", style="dim"))
+            self.consoles.err.print(Text(f"hint: {safe_text(hint)}", style="dim"))
 
     def panel(self, title: str, body: str) -> None:
         self.print(render.text_panel(title, body))

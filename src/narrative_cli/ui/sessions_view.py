@@ -8,8 +8,11 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from narrative_cli.ui.console import console as safe_console
+from narrative_cli.ui.console import safe_markup
+from narrative_cli.ui.safe import safe_json
 
 if TYPE_CHECKING:  # the store's row types, for annotations only: ui/ never runs store code
     from narrative_cli.store.models import SessionInfo, TurnView
@@ -18,13 +21,14 @@ PREVIEW = 60
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(highlight=False, soft_wrap=False, stderr=stderr)
+    return safe_console(highlight=False, soft_wrap=False, stderr=stderr)
 
 
 def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -> None:
     """The session list: id, name, character, turns, last played."""
     if as_json:
-        print(json.dumps([_session_json(s) for s in sessions], ensure_ascii=False, indent=2))
+        listed = [_session_json(s) for s in sessions]
+        print(safe_json(json.dumps(listed, ensure_ascii=False, indent=2)))
         return
     console = _console()
     if not sessions:
@@ -36,11 +40,11 @@ def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -
     for info in sessions:
         table.add_row(
             str(info.id),
-            escape(info.name),
-            escape(info.character_name or "-"),
+            safe_markup(info.name),
+            safe_markup(info.character_name or "-"),
             str(max(info.last_turn, 0)),
             _when(info.updated_at),
-            escape(_card(info)),
+            safe_markup(_card(info)),
         )
     console.print(table)
 
@@ -50,26 +54,26 @@ def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool =
     from narrative_cli.pipeline.story import PlayedTurn
 
     console = _console()
-    console.print(f"[bold]Session {info.id}[/bold]: {escape(info.name)}")
+    console.print(f"[bold]Session {info.id}[/bold]: {safe_markup(info.name)}")
     for line in _header_lines(info):
-        console.print(f"  {escape(line)}")
+        console.print(f"  {safe_markup(line)}")
     table = Table(show_lines=full)
     table.add_column("turn", justify="right", no_wrap=True)
     table.add_column("swipe", no_wrap=True)
-    table.add_column(escape(info.user_name or "user"))
-    table.add_column(escape(info.character_name or "reply"))
+    table.add_column(safe_markup(info.user_name or "user"))
+    table.add_column(safe_markup(info.character_name or "reply"))
     for turn in turns:
         played = PlayedTurn.from_record(turn.record)
         user = "" if turn.number == 0 else _text(played.user_input, full)
         reply = _text(played.narrative, full)
         swipe = f"{turn.swipe_id + 1}/{turn.swipe_count}"
-        table.add_row(str(turn.number), swipe, escape(user), escape(reply))
+        table.add_row(str(turn.number), swipe, safe_markup(user), safe_markup(reply))
     console.print(table)
 
 
 def render_exported(path: str, count: int, what: str) -> None:
     """One line: where the export went and how much it holds."""
-    _console().print(f"Wrote {count} {what} to {escape(path)}")
+    _console().print(f"Wrote {count} {what} to {safe_markup(path)}")
 
 
 def render_imported(
@@ -79,21 +83,21 @@ def render_imported(
     state = "its narrative-cli state restored" if restored else "fresh state"
     console = _console()
     console.print(
-        f"Imported session {info.id} ({escape(info.name)}): turns 0..{info.last_turn},"
+        f"Imported session {info.id} ({safe_markup(info.name)}): turns 0..{info.last_turn},"
         f" {swipes} swipes, {state}"
     )
     console.print(f"Continue with: narrative run --resume {info.id}")
     errors = _console(stderr=True)
     for warning in warnings:
-        errors.print(f"warning: {escape(warning)}")
+        errors.print(f"warning: {safe_markup(warning)}")
 
 
 def render_deleted(info: SessionInfo) -> None:
-    _console().print(f"Deleted session {info.id} ({escape(info.name)})")
+    _console().print(f"Deleted session {info.id} ({safe_markup(info.name)})")
 
 
 def render_renamed(info: SessionInfo, name: str) -> None:
-    _console().print(f"Renamed session {info.id} to {escape(name)}")
+    _console().print(f"Renamed session {info.id} to {safe_markup(name)}")
 
 
 def _header_lines(info: SessionInfo) -> list[str]:

@@ -11,6 +11,13 @@ printed for good, the line being written stays in the live region. With ``hold=T
 card has display regex scripts, which need the whole reply) the text is only previewed live
 and printed once, rewritten, when the turn ends. Without a redrawing terminal (line mode, a
 pipe, ``TERM=dumb``) text is written as it arrives and there is no status line.
+
+Streamed text is the model's: it goes through ``ui.safe.StreamCleaner`` (escape sequences may
+be split across chunks) before it reaches the screen. The work per chunk is proportional to
+the chunk, never to the reply so far: received text is kept as a list of pieces (joined once,
+when read), a newline is looked for in the new piece only, and the live region shows at most
+the last ``PREVIEW_CHARS`` characters, so a 5 MB reply streams as fast per MB as a small one
+(``benchmarks/streaming.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,11 @@ from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from narrative_cli.agents.table import stage as stage_spec
+from narrative_cli.agents.table import streaming_agents
 from narrative_cli.pipeline.events import (
+    CallFinished,
+    CallRetrying,
     PipelineEvent,
     StageFinished,
     StageStarted,
@@ -35,41 +46,22 @@ from narrative_cli.pipeline.events import (
 from narrative_cli.state.mvu_commands import BlockFilter
 from narrative_cli.ui.console import Consoles
 from narrative_cli.ui.render import tool_panel
+from narrative_cli.ui.safe import StreamCleaner, safe_text
 
-STAGE_LABELS = {
-    "zh": {
-        "lore": "世界书",
-        "templates": "模板",
-        "planning": "规划",
-        "tools": "工具",
-        "recall": "回忆",
-        "writing": "写作",
-        "analysis": "分析",
-        "state": "状态",
-        "post": "后处理",
-    },
-    "en": {
-        "lore": "Lore",
-        "templates": "Templates",
-        "planning": "Planning",
-        "tools": "Tools",
-        "recall": "Recall",
-        "writing": "Writing",
-        "analysis": "Analysis",
-        "state": "State",
-        "post": "Post-processing",
-    },
-}
-WRITERS = ("writing", "merged_writing")
+WRITERS = streaming_agents()
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 6
+PREVIEW_CHARS = 2000  # the most the live region shows of a line still being written
 
 Clock = Callable[[], float]
 
 
 def stage_label(stage: str, lang: str) -> str:
-    """The stage's name in the story's language (规划 / Planning, …)."""
-    return STAGE_LABELS["zh" if lang == "zh" else "en"].get(stage, stage)
+    """The stage's name in the story's language (规划 / Planning, …; ``agents.table``)."""
+    try:
+        return stage_spec(stage).label(lang)
+    except KeyError:
+        return stage
 
 
 class StatusLine:
@@ -80,15 +72,16 @@ class StatusLine:
         self.clock = clock
         self.started = clock()
         self.stages: list[str] = []
+        self.note = ""  # a retry in progress: "retry 2/3 · HTTP 500"
 
     def enter(self, stage: str) -> None:
         self.stages.append(stage)
 
     def leave(self, stage: str) -> None:
         if stage in self.stages:
-            self.stages.reverse()
-            self.stages.remove(stage)
-            self.stages.reverse()
+            last = len(self.stages) - 1 - self.stages[::-1].index(stage)
+            self.stages = self.stages[:last] + self.stages[last + 1 :]  # one swap: readers
+            # in the refresh thread never see a half-changed list
 
     @property
     def elapsed(self) -> float:
@@ -98,22 +91,28 @@ class StatusLine:
         """The line as it reads now."""
         elapsed = self.elapsed
         frame = _FRAMES[int(elapsed * 10) % len(_FRAMES)]
-        stage = stage_label(self.stages[-1], self.lang) if self.stages else "…"
-        return Text(f"{frame} {stage} · {elapsed:.1f} s", style="status")
+        stages = self.stages
+        stage = stage_label(stages[-1], self.lang) if stages else "…"
+        note = f" · {self.note}" if self.note else ""
+        return Text(f"{frame} {stage} · {elapsed:.1f} s{note}", style="status")
 
     def __rich__(self) -> Text:
         return self.text()
 
 
 class _LiveBody:
-    """What the live region shows: the line being written (or a preview), then the status."""
+    """What the live region shows: the line being written (or a preview), then the status.
+
+    Rendered by Live's refresh thread while it holds the console's lock, so it must not take
+    the view's lock (the listener holds that one while it prints: a deadlock); it reads the
+    view's lists, which the listener only appends to or swaps whole.
+    """
 
     def __init__(self, view: TurnView) -> None:
         self.view = view
 
     def __rich__(self) -> RenderableType:
-        with self.view.lock:
-            pending = self.view.preview()
+        pending = self.view.preview()
         parts: list[RenderableType] = [Text(pending)] if pending else []
         parts.append(self.view.status.text())
         return Group(*parts)
@@ -135,9 +134,12 @@ class TurnView:
         self.hold = hold
         self.status = StatusLine(lang, clock)
         self.lock = threading.RLock()
-        self.streamed = ""  # the story text received, without its MVU update block
-        self._blocks = BlockFilter()
-        self._pending = ""  # received but not yet printed for good
+        self._blocks = BlockFilter()  # keeps the MVU update block off the screen
+        self._pieces: list[str] = []  # the story text received, without its MVU update block
+        self._joined = 0  # how many pieces ``streamed`` has joined so far
+        self._streamed = ""
+        self._pending: list[str] = []  # cleaned, received, not yet printed for good
+        self._cleaner = StreamCleaner()
         self.shown_warnings: list[str] = []
         self._live: Live | None = None
         self._at_line_start = True
@@ -163,12 +165,12 @@ class TurnView:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        rest = self._blocks.flush()
+        if rest:
+            self._text(rest)  # while the live region still runs: after the pending line
         live, self._live = self._live, None
         if live is not None:
             live.stop()
-        rest = self._blocks.flush()
-        if rest:
-            self._text(rest)
         if not self.hold:
             self._finish_stream()
 
@@ -177,9 +179,18 @@ class TurnView:
         return self.status.elapsed
 
     @property
+    def streamed(self) -> str:
+        """All story text received (as the model sent it; the screen shows it cleaned)."""
+        if self._joined < len(self._pieces):
+            self._streamed = "".join(self._pieces)
+            self._pieces = [self._streamed]
+            self._joined = 1
+        return self._streamed
+
+    @property
     def printed_story(self) -> bool:
         """True when the story text is already on screen (nothing to print again)."""
-        return not self.hold and bool(self.streamed)
+        return not self.hold and any(self._pieces)
 
     # -- the listener ------------------------------------------------------------------------
 
@@ -194,24 +205,48 @@ class TurnView:
                     self._text(event.text)
             elif isinstance(event, ToolResultEvent):
                 self._tool(event)
+            elif isinstance(event, CallRetrying):
+                self._retrying(event)
+            elif isinstance(event, CallFinished):
+                self.status.note = ""
             elif isinstance(event, TurnWarning):
                 self.shown_warnings.append(event.message)
-                self._print(Text(f"! {event.message}", style="warn"))
+                self._print(Text(f"! {safe_text(event.message)}", style="warn"))
 
-    def _text(self, piece: str) -> None:
-        piece = self._blocks.feed(piece)
-        if not piece:
+    def _text(self, raw: str) -> None:
+        raw = self._blocks.feed(raw)
+        if not raw:
             return
-        self.streamed += piece
+        self._pieces.append(raw)
         if self.hold:
             return
+        piece = self._cleaner.feed(raw)
         if self._live is None:
             self._write(piece)
             return
-        self._pending += piece
-        if "\n" in self._pending:
-            done, self._pending = self._pending.rsplit("\n", 1)
-            self._live.console.print(Text(done))
+        if "\n" not in piece:
+            self._pending.append(piece)
+            return
+        head, tail = piece.rsplit("\n", 1)
+        done = "".join([*self._pending, head])
+        self._pending = [tail] if tail else []
+        self._live.console.print(Text(done))
+
+    def _retrying(self, event: CallRetrying) -> None:
+        """Show a retry: on stderr in line mode, above the live region and in the status."""
+        line = retry_line(event, self.lang)
+        self.status.note = (
+            f"重试 {event.attempt + 1}/{event.attempts}" if self.lang == "zh"
+            else f"retry {event.attempt + 1}/{event.attempts}"
+        )
+        if self._live is not None:
+            self._print(Text(f"! {line}", style="warn"))
+            return
+        if not self._at_line_start:
+            self.consoles.out.file.write("\n")
+            self.consoles.out.file.flush()
+            self._at_line_start = True
+        self.consoles.err.print(Text(f"! {line}", style="warn"))
 
     def _tool(self, event: ToolResultEvent) -> None:
         if event.trigger != "planning" and event.ok:
@@ -237,10 +272,10 @@ class TurnView:
     # -- output ------------------------------------------------------------------------------
 
     def preview(self) -> str:
-        """The text the live region shows above the status line."""
+        """The text the live region shows above the status line (its last characters only)."""
         if not self.hold:
-            return self._pending
-        lines = self.streamed.splitlines()[-PREVIEW_LINES:]
+            return _tail(self._pending, PREVIEW_CHARS)
+        lines = safe_text(_tail(self._pieces, PREVIEW_CHARS)).splitlines()[-PREVIEW_LINES:]
         return "\n".join(lines)
 
     def _print(self, renderable: RenderableType) -> None:
@@ -251,16 +286,45 @@ class TurnView:
         console.print(renderable)
 
     def _write(self, piece: str) -> None:
+        if not piece:
+            return
         handle = self.consoles.out.file
         handle.write(piece)
         handle.flush()
         self._at_line_start = piece.endswith("\n")
 
     def _finish_stream(self) -> None:
-        if self._pending:
-            self.consoles.out.print(Text(self._pending))
-            self._pending = ""
+        rest = "".join(self._pending) + self._cleaner.flush()
+        self._pending = []
+        if rest and self._live is None and self.consoles.live is False:
+            self._write(rest)
+            rest = ""
+        if rest:
+            self.consoles.out.print(Text(rest))
         elif not self._at_line_start:
             self.consoles.out.file.write("\n")
             self.consoles.out.file.flush()
             self._at_line_start = True
+
+
+def retry_line(event: CallRetrying, lang: str) -> str:
+    """``writing: attempt 1/3 failed (reason); retrying in 0.5 s`` in the story's language."""
+    reason = safe_text(event.reason)
+    agent = stage_label(event.agent, lang)
+    if lang == "zh":
+        return (f"{agent}：第 {event.attempt}/{event.attempts} 次尝试失败（{reason}），"
+                f"{event.wait_s:.1f} 秒后重试")
+    return (f"{agent}: attempt {event.attempt}/{event.attempts} failed ({reason});"
+            f" retrying in {event.wait_s:.1f} s")
+
+
+def _tail(pieces: list[str], limit: int) -> str:
+    """The last ``limit`` characters of the joined ``pieces``, reading only as many as needed."""
+    taken: list[str] = []
+    size = 0
+    for piece in reversed(pieces):
+        taken.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    return "".join(reversed(taken))[-limit:]

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from narrative_cli.play.trace_report import CallReport, SharedPrefix
+from narrative_cli.ui.console import console as safe_console
+from narrative_cli.ui.console import safe_markup
+from narrative_cli.ui.safe import safe_text
 
 BAR_WIDTH = 20
 
@@ -27,7 +29,7 @@ def call_title(report: CallReport) -> Text:
         parts.append(report.mode)
     if report.model:
         parts.append(f"model {report.model}")
-    return Text(" · ".join(parts), style="title")
+    return Text(safe_text(" · ".join(parts)), style="title")
 
 
 def usage_line(report: CallReport) -> Text:
@@ -42,7 +44,7 @@ def usage_line(report: CallReport) -> Text:
     )
     text = Text(line, style="dim")
     if report.error:
-        text.append(f"\nerror: {report.error}", style="error")
+        text.append(f"\nerror: {safe_text(report.error)}", style="error")
     return text
 
 
@@ -73,8 +75,8 @@ def blocks_table(report: CallReport) -> Table:
         style = "dim" if boundary is not None and index > boundary else ""
         table.add_row(
             str(block.message),
-            block.role,
-            escape(f"<{block.name}>" if block.name != "text" else "text"),
+            safe_markup(block.role),
+            safe_markup(f"<{block.name}>" if block.name != "text" else "text"),
             f"{block.tokens:,}",
             f"{block.share:.0%}",
             share_bar(block.share),
@@ -104,13 +106,13 @@ def print_trace(
     reports: Sequence[CallReport], directory: str, console: Console | None = None
 ) -> None:
     """Print every call report, grouped by turn."""
-    out = console or Console(highlight=False)
+    out = console or safe_console(highlight=False)
     if not reports:
-        out.print(f"{escape(directory)}: no calls for that turn")
+        out.print(f"{safe_markup(directory)}: no calls for that turn")
         return
     turn = None
     for report in reports:
         if report.turn != turn:
             turn = report.turn
-            out.rule(f"turn {turn}")
+            out.rule(safe_markup(f"turn {turn}"))
         out.print(call_view(report))

@@ -1,0 +1,210 @@
+"""The game state's data: clock, quests, the event log's records and ``GameState`` itself.
+
+Its own module so that the event rules (``state.events``) and the engine (``state.engine``)
+both build on it without importing each other. Reading a saved state checks every field and
+raises ``StoreError`` naming the bad one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from narrative_cli.errors import StoreError
+
+EVENT_LOG_LIMIT = 200
+START_LOCATION = {"zh": "起点", "en": "Start"}
+QUEST_STATUSES = ("available", "active", "completed", "failed")
+
+
+@dataclass
+class Clock:
+    """The in-game clock: day 1 00:00 at the start; no months or years."""
+
+    day: int = 1
+    hour: int = 0
+    minute: int = 0
+
+    def advanced(self, minutes: int) -> Clock:
+        """The clock ``minutes`` later, carrying minutes into hours and hours into days."""
+        total = self.minute + minutes
+        hours = self.hour + total // 60
+        return Clock(day=self.day + hours // 24, hour=hours % 24, minute=total % 60)
+
+    def label(self) -> str:
+        return f"{self.hour:02d}:{self.minute:02d}"
+
+
+@dataclass
+class Quest:
+    """A quest: ``active``, ``completed`` or ``failed``, at a free-text stage."""
+
+    status: str = "active"
+    stage: str = "start"
+    outcome: str | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One proposed event and what became of it; ``time`` is the clock before it."""
+
+    type: str
+    event: Any
+    accepted: bool
+    time: Clock
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+    turn: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": self.type,
+            "event": copy.deepcopy(self.event),
+            "accepted": self.accepted,
+            "time": _clock_dict(self.time),
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        if self.notes:
+            data["notes"] = list(self.notes)
+        if self.turn is not None:
+            data["turn"] = self.turn
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EventRecord:
+        record = _mapping(data, "event_log record")
+        return cls(
+            type=str(record.get("type", "")),
+            event=copy.deepcopy(record.get("event", record.get("params"))),
+            accepted=bool(record.get("accepted", False)),
+            time=_clock(record.get("time", record.get("timestamp", {}))),
+            reason=str(record.get("reason") or ""),
+            notes=tuple(str(note) for note in record.get("notes") or ()),
+            turn=record.get("turn") if isinstance(record.get("turn"), int) else None,
+        )
+
+
+@dataclass
+class GameState:
+    """Clock, location, inventory, relationships (-100..100), quests, flags and event log."""
+
+    time: Clock = field(default_factory=Clock)
+    location: str = START_LOCATION["zh"]
+    inventory: dict[str, int] = field(default_factory=dict)
+    relationships: dict[str, int] = field(default_factory=dict)
+    quests: dict[str, Quest] = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
+    event_log: list[EventRecord] = field(default_factory=list)
+    known_locations: list[str] = field(default_factory=list)
+    known_npcs: list[str] = field(default_factory=list)
+
+    @classmethod
+    def initial(cls, lang: str = "zh") -> GameState:
+        """A new game: day 1 00:00 at the starting location (``起点`` or ``Start``)."""
+        return cls(location=START_LOCATION["zh" if lang == "zh" else "en"])
+
+    def copy(self) -> GameState:
+        return copy.deepcopy(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": _clock_dict(self.time),
+            "location": self.location,
+            "inventory": dict(self.inventory),
+            "relationships": dict(self.relationships),
+            "quests": {key: _quest_dict(quest) for key, quest in self.quests.items()},
+            "flags": copy.deepcopy(self.flags),
+            "event_log": [record.to_dict() for record in self.event_log[-EVENT_LOG_LIMIT:]],
+            "known_locations": list(self.known_locations),
+            "known_npcs": list(self.known_npcs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GameState:
+        """A state from ``to_dict`` output (the original's camelCase keys are read too)."""
+        state = _mapping(data, "game state")
+        log = state.get("event_log", state.get("eventLog", []))
+        return cls(
+            time=_clock(state.get("time", {})),
+            location=_text(state.get("location", START_LOCATION["zh"]), "location"),
+            inventory=_counts(state.get("inventory", {}), "inventory"),
+            relationships=_counts(state.get("relationships", {}), "relationships"),
+            quests={
+                str(key): _quest(value, key)
+                for key, value in _mapping(state.get("quests", {}), "quests").items()
+            },
+            flags=dict(copy.deepcopy(_mapping(state.get("flags", {}), "flags"))),
+            event_log=[EventRecord.from_dict(item) for item in _list(log, "event_log")][
+                -EVENT_LOG_LIMIT:
+            ],
+            known_locations=_names(state, "known_locations", "knownLocations"),
+            known_npcs=_names(state, "known_npcs", "knownNpcs"),
+        )
+
+
+# Reading saved states.
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise StoreError(f"saved game state: {what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise StoreError(f"saved game state: {what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise StoreError(f"saved game state: {what} must be text, got {type(value).__name__}")
+    return value
+
+
+def _clock(value: Any) -> Clock:
+    data = _mapping(value, "time")
+    parts = [data.get(name, default) for name, default in (("day", 1), ("hour", 0), ("minute", 0))]
+    day, hour, minute = parts
+    valid = all(isinstance(part, int) and not isinstance(part, bool) for part in parts)
+    if not valid or day < 1 or not 0 <= hour < 24 or not 0 <= minute < 60:
+        raise StoreError(f"saved game state: time {dict(data)} is not a valid day/hour/minute")
+    return Clock(day=day, hour=hour, minute=minute)
+
+
+def _clock_dict(clock: Clock) -> dict[str, int]:
+    return {"day": clock.day, "hour": clock.hour, "minute": clock.minute}
+
+
+def _counts(value: Any, what: str) -> dict[str, int]:
+    counts = {}
+    for key, count in _mapping(value, what).items():
+        if not isinstance(count, (int, float)) or isinstance(count, bool):
+            raise StoreError(f"saved game state: {what}[{key!r}] must be a number")
+        counts[str(key)] = int(count)
+    return counts
+
+
+def _quest(value: Any, key: str) -> Quest:
+    data = _mapping(value, f"quests[{key!r}]")
+    status = data.get("status", "active")
+    if status not in QUEST_STATUSES:
+        raise StoreError(f"saved game state: quest {key!r} has unknown status {status!r}")
+    outcome = data.get("outcome")
+    return Quest(status=status, stage=str(data.get("stage", "")), outcome=outcome)
+
+
+def _quest_dict(quest: Quest) -> dict[str, Any]:
+    data: dict[str, Any] = {"status": quest.status, "stage": quest.stage}
+    if quest.outcome is not None:
+        data["outcome"] = quest.outcome
+    return data
+
+
+def _names(state: Mapping[str, Any], key: str, legacy: str) -> list[str]:
+    values = _list(state.get(key, state.get(legacy, [])), key)
+    return [str(value) for value in values]

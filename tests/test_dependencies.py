@@ -1,0 +1,110 @@
+"""Honest dependencies: only public modules of other packages, and floors that are tested.
+
+A private module (``typer._click``) can vanish in any release; the floors in pyproject.toml are
+the versions the suite runs on, so a user who installs the lowest allowed versions gets a
+tested program (issue 12).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from .conftest import ROOT
+
+SRC = ROOT / "src" / "narrative_cli"
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports (absolute imports only), with its line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def is_private(module: str) -> bool:
+    """A dotted name with a ``_private`` part (``__future__``-style dunders are public)."""
+    return any(p.startswith("_") and not p.startswith("__") for p in module.split("."))
+
+
+def private_imports(path: Path) -> list[str]:
+    """``file:line module`` for each import of another package's ``_private`` module or name."""
+    return [
+        f"{path.relative_to(ROOT)}:{line} {module}"
+        for line, module in imported_modules(path)
+        if module.split(".")[0] != "narrative_cli" and is_private(module)
+    ]
+
+
+def test_no_src_module_imports_a_private_module_of_another_package() -> None:
+    problems = [p for path in sorted(SRC.rglob("*.py")) for p in private_imports(path)]
+    assert problems == []
+
+
+def test_the_private_import_check_finds_the_one_issue_12_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from typer._click.exceptions import ClickException\n"
+        "import yaml._yaml\nimport os.path\nfrom narrative_cli.x import _y\n",
+        encoding="utf-8",
+    )
+    flagged = [m for _, m in imported_modules(probe) if is_private(m)]
+    assert "typer._click.exceptions" in flagged and "yaml._yaml" in flagged
+    assert "os.path" not in flagged
+
+
+def _requirements() -> list[str]:
+    """The quoted requirements of ``dependencies`` and the extras (no tomllib on 3.10)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project = text.split("[project]", 1)[1].split("\n[tool.", 1)[0]
+    lists = re.findall(r"^(?:dependencies|\w+) = \[(.*?)\]", project, flags=re.M | re.S)
+    return [r for block in lists for r in re.findall(r'"([^"]+)"', block)]
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
+
+
+def test_every_dependency_has_a_floor_that_the_tested_environment_meets() -> None:
+    requirements = _requirements()
+    assert any(r.startswith("typer") for r in requirements), requirements
+    for requirement in requirements:
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9][0-9.]*)", requirement)
+        assert match, f"{requirement!r}: give a floor (>=) that the test suite runs on"
+        name, floor = match.groups()
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue  # an extra that is not installed here (e.g. the local model runtime)
+        assert _version_tuple(installed) >= _version_tuple(floor), (name, installed, floor)
+
+
+def test_no_arguments_prints_the_help_once_and_exits_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "narrative_cli"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stdout.count("Usage:") == 1
+    assert "Usage:" not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_usage_error_names_the_option_on_stderr() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "narrative_cli", "run", "--bogus-flag"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "No such option: --bogus-flag" in result.stderr
