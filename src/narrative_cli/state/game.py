@@ -107,7 +107,20 @@ class GameState:
         return cls(location=START_LOCATION["zh" if lang == "zh" else "en"])
 
     def copy(self) -> GameState:
-        return copy.deepcopy(self)
+        """An independent copy. The event log's records are frozen and never changed in place,
+        so the list is copied, not each record's event (deep-copying 200 records was most of
+        the state step of a turn)."""
+        return GameState(
+            time=copy.copy(self.time),
+            location=self.location,
+            inventory=dict(self.inventory),
+            relationships=dict(self.relationships),
+            quests=copy.deepcopy(self.quests),
+            flags=copy.deepcopy(self.flags),
+            event_log=list(self.event_log),
+            known_locations=list(self.known_locations),
+            known_npcs=list(self.known_npcs),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
