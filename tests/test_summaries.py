@@ -146,3 +146,20 @@ def test_loading_gives_the_store_that_adding_each_entry_gives() -> None:
                 entries.append({"turn": rng.randint(0, 6), "text": rng.choice(words)})
         data = {"lang": rng.choice(["zh", "en"]), "entries": entries}
         assert SummaryStore.from_dict(data) == _added_one_by_one(data), entries
+
+
+def test_labelled_lines_kept_from_turn_to_turn_match_labelling_afresh() -> None:
+    """Lines carried over from the store a turn started from are the lines labelled anew,
+    whether entries go at the end (the usual turn), in the middle (regenerate) or repeat."""
+    rng = random.Random(3)
+    for lang in ("zh", "en"):
+        store = SummaryStore(lang=lang)
+        store.lines()
+        for _ in range(300):
+            turn = rng.randint(0, 40) if rng.random() < 0.2 else len(store) + 1
+            store = store.add(turn, rng.choice(["甲", "乙\n丙", "[第2轮] 丁", "", "甲"]))
+            if rng.random() < 0.05:
+                store = store.replace(rng.randint(0, 40), "戊")
+            afresh = SummaryStore(store.lang, store.entries)
+            assert store.lines() == afresh.lines()
+            assert store.render(before_turn=20) == afresh.render(before_turn=20)

@@ -34,7 +34,7 @@ from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
-from narrative_cli.pipeline.story import Snapshot, Story
+from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
@@ -144,7 +144,7 @@ class TurnState:
 
         Built once per turn (the story's history does not change while a turn runs): every
         stage reads it, and rebuilding all past turns on each read grew with the story."""
-        return [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in self.story.history]
+        return prompt_history(self.story)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
@@ -165,7 +165,9 @@ class TurnState:
         return state_summary(self.game, self.lang)
 
     def summary_entries(self) -> list[SummaryEntry]:
-        return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        if self.summaries.lang != self.lang:
+            return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        return [SummaryEntry(turn, text) for turn, text in self.summaries.labelled_entries]
 
     def prompt_inputs(self) -> PromptInputs:
         """The builders' inputs with this turn's plan, tool results and recalled turns."""
@@ -268,3 +270,25 @@ class TurnState:
             mvu_data=dict(self.mvu_data),
             global_variables=dict(self.global_variables),
         )
+
+
+_BUILT: dict[int, tuple[Story, list[PlayedTurn], list[HistoryTurn]]] = {}  # by id(story)
+
+
+def prompt_history(story: Story) -> list[HistoryTurn]:
+    """``story.history`` as ``HistoryTurn``s, extending the list built for the last turn when
+    the turns before are the same objects (the usual next turn), else built afresh."""
+    played = story.history
+    cached = _BUILT.get(id(story))
+    if cached is not None and cached[0] is story:
+        _, seen, built = cached
+        if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
+            new = played[len(seen) :]
+            built = built + [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in new]
+            _BUILT[id(story)] = (story, list(played), built)
+            return list(built)
+    built = [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in played]
+    if len(_BUILT) > 32:
+        _BUILT.clear()
+    _BUILT[id(story)] = (story, list(played), built)
+    return list(built)

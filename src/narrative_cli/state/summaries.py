@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from narrative_cli.errors import StoreError
@@ -80,7 +81,19 @@ class SummaryStore:
                 new.append(SummaryEntry(turn, text))
         before = [entry for entry in self.entries if entry.turn <= turn]
         after = [entry for entry in self.entries if entry.turn > turn]
-        return SummaryStore(self.lang, (*before, *new, *after))
+        store = SummaryStore(self.lang, (*before, *new, *after))
+        known = self.__dict__.get("labelled_entries")
+        if known is not None and not after:  # the usual case: this turn's entries at the end
+            labelled = tuple((entry.turn, entry.labelled(self.lang)) for entry in new)
+            store.__dict__["labelled_entries"] = known + labelled
+        return store
+
+    @cached_property
+    def labelled_entries(self) -> tuple[tuple[int, str], ...]:
+        """``(turn, labelled line)`` of every entry, kept: every prompt of every turn reads
+        them, and a store made by ``add`` at the end extends its parent's instead of
+        labelling every entry again."""
+        return tuple((entry.turn, entry.labelled(self.lang)) for entry in self.entries)
 
     def replace(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
         """A store where ``turn``'s entries are ``texts`` instead (regenerate)."""
@@ -101,10 +114,9 @@ class SummaryStore:
     def lines(self, before_turn: int | None = None, turn: int | None = None) -> list[str]:
         """Labelled lines of all turns, of the turns before ``before_turn``, or of one ``turn``."""
         return [
-            entry.labelled(self.lang)
-            for entry in self.entries
-            if (before_turn is None or entry.turn < before_turn)
-            and (turn is None or entry.turn == turn)
+            text
+            for number, text in self.labelled_entries
+            if (before_turn is None or number < before_turn) and (turn is None or number == turn)
         ]
 
     def render(self, before_turn: int | None = None, *, placeholder: bool = False) -> str:
