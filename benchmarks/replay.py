@@ -130,12 +130,14 @@ def whole_process(log: Path, trace: Path, home: Path) -> tuple[float, int]:
     env = {**os.environ, "NARRATIVE_HOME": str(home)}
     command = [sys.executable, "-m", "narrative_cli", "replay", str(log), "--card", str(CARD)]
     command += ["--responses", str(trace)]
+    errors = home.with_suffix(".stderr")
     started = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
+    with errors.open("wb") as sink:  # a file, not a pipe: nothing waits on a full pipe buffer
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sink)
+        _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
     if status != 0:
-        raise SystemExit(f"replay failed: {child.stderr.read().decode() if child.stderr else ''}")
+        raise SystemExit(f"replay failed: {errors.read_text(errors='replace')[-2000:]}")
     return seconds, usage.ru_maxrss * 1024  # kilobytes on Linux
 
 
