@@ -16,6 +16,7 @@ recorded, and the turn goes on (its story text was already shown).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -131,12 +132,12 @@ def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
 
 
 def _results(
-    state: TurnState, tools: list[ToolDef], context: dict[str, str], code_state: dict[str, Any]
+    state: TurnState, tools: list[ToolDef], context: Mapping[str, str], code_state: dict[str, Any]
 ) -> list[ToolResult]:
     """One result per tool (code tools as sandboxed code, llm tools as calls)."""
     if not tools:
         return []
-    past = {t.number: _message_text(t.narrative, t.post_outputs) for t in state.story.history}
+    past = _reachable_outputs(state, tools)
     return run_post_pipeline(
         tools,
         context,
@@ -147,6 +148,18 @@ def _results(
         past_outputs=past,
         current_turn=state.number,
     )
+
+
+def _reachable_outputs(state: TurnState, tools: list[ToolDef]) -> dict[int, str]:
+    """The message text of the past turns some tool's ``tag_lookback`` reaches (newest first
+    from the end: reading every past turn made each turn cost more as the story grew)."""
+    reach = max((t.tag_lookback for t in tools if t.type == "llm" and t.output_tag), default=0)
+    past: dict[int, str] = {}
+    for turn in reversed(state.story.history):
+        if turn.number < state.number - reach:
+            break
+        past[turn.number] = _message_text(turn.narrative, turn.post_outputs)
+    return past
 
 
 def _record(state: TurnState, results: list[ToolResult]) -> None:

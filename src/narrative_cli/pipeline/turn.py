@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, cast
 
 from narrative_cli.agents.guide import writing_guide_text
@@ -33,13 +34,13 @@ from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
-from narrative_cli.pipeline.story import Snapshot, Story
+from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tools.definitions import ToolDef
-from narrative_cli.tools.llm_tools import world_full
+from narrative_cli.tools.llm_tools import LazyContext, world_full
 from narrative_cli.tools.runner import ToolResult, code_state, dice_results_text
 
 
@@ -137,10 +138,13 @@ class TurnState:
 
     # -- shared texts -----------------------------------------------------------------------
 
-    @property
+    @cached_property
     def history(self) -> list[HistoryTurn]:
-        """The finished turns as the prompt builders see them (greeting = turn 0)."""
-        return [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in self.story.history]
+        """The finished turns as the prompt builders see them (greeting = turn 0).
+
+        Built once per turn (the story's history does not change while a turn runs): every
+        stage reads it, and rebuilding all past turns on each read grew with the story."""
+        return prompt_history(self.story)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
@@ -161,7 +165,9 @@ class TurnState:
         return state_summary(self.game, self.lang)
 
     def summary_entries(self) -> list[SummaryEntry]:
-        return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        if self.summaries.lang != self.lang:
+            return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        return [SummaryEntry(turn, text) for turn, text in self.summaries.labelled_entries]
 
     def prompt_inputs(self) -> PromptInputs:
         """The builders' inputs with this turn's plan, tool results and recalled turns."""
@@ -214,21 +220,31 @@ class TurnState:
         return {"stat_data": self.mvu, "display_data": meta.get("display_data") or {},
                 "delta_data": meta.get("delta_data") or {}}
 
-    def tool_context(self, *, narrative: str = "") -> dict[str, str]:
-        """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now."""
-        inputs = self.prompt_inputs()
-        return {
-            "world_full": world_full(self.world_entries or self.story.entries, self.lang),
-            "story_summary": self.summaries.render(),
-            "recent_turns": parts.recent_turns(self.window("writing"), self.lang).text,
-            "narrative_text": narrative,
-            "writing_guide": writing_guide_text(self.plan, self.lang),
-            "state_summary": self.state_text(),
-            "user_persona": parts.persona(inputs).text,
-            "user_input": self.user_input,
-            "dice_results": dice_results_text(self.tool_results, self.lang),
-            "known_context": known_context(self.game),
-        }
+    def tool_context(self, *, narrative: str = "") -> LazyContext:
+        """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now.
+
+        The world, the summary, the window and the persona are rendered only when a tool
+        reads them (``world_full`` renders the whole world); what a concurrent stage may still
+        change (state, dice results, plan) is taken now, as before."""
+        state, known = self.state_text(), known_context(self.game)
+        dice = dice_results_text(self.tool_results, self.lang)
+        guide = writing_guide_text(self.plan, self.lang)
+        summaries, window = self.summaries, self.window("writing")
+        entries = self.world_entries or self.story.entries
+        return LazyContext(
+            {
+                "world_full": lambda: world_full(entries, self.lang),
+                "story_summary": summaries.render,
+                "recent_turns": lambda: parts.recent_turns(window, self.lang).text,
+                "narrative_text": lambda: narrative,
+                "writing_guide": lambda: guide,
+                "state_summary": lambda: state,
+                "user_persona": lambda: parts.persona(self.prompt_inputs()).text,
+                "user_input": lambda: self.user_input,
+                "dice_results": lambda: dice,
+                "known_context": lambda: known,
+            }
+        )
 
     def code_state(self) -> dict[str, Any]:
         """What a code tool's ``state`` sees: the game state and the MVU variables."""
@@ -254,3 +270,25 @@ class TurnState:
             mvu_data=dict(self.mvu_data),
             global_variables=dict(self.global_variables),
         )
+
+
+_BUILT: dict[int, tuple[Story, list[PlayedTurn], list[HistoryTurn]]] = {}  # by id(story)
+
+
+def prompt_history(story: Story) -> list[HistoryTurn]:
+    """``story.history`` as ``HistoryTurn``s, extending the list built for the last turn when
+    the turns before are the same objects (the usual next turn), else built afresh."""
+    played = story.history
+    cached = _BUILT.get(id(story))
+    if cached is not None and cached[0] is story:
+        _, seen, built = cached
+        if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
+            new = played[len(seen) :]
+            built = built + [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in new]
+            _BUILT[id(story)] = (story, list(played), built)
+            return list(built)
+    built = [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in played]
+    if len(_BUILT) > 32:
+        _BUILT.clear()
+    _BUILT[id(story)] = (story, list(played), built)
+    return list(built)
