@@ -84,6 +84,7 @@ class TurnState:
     mvu_from_writer: bool = False  # the writer's reply carried MVU commands
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[BudgetCut] = field(default_factory=list)
+    analysis_pending: str | None = None  # why the analysis failed; /retry runs it alone
 
     @classmethod
     def start(

@@ -11,7 +11,6 @@ templates with the helpers it calls, those ``unavailable`` here, and any compile
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -19,6 +18,7 @@ from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
 from narrative_cli.load import card_language, regex_problem, regex_scripts, select_lore
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL
+from narrative_cli.safetext import loads
 from narrative_cli.tokens import estimate_tokens
 
 TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
@@ -72,7 +72,7 @@ def tool_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
                            "name": None, "type": None, "trigger": None, "problem": None}
     try:
-        spec = json.loads(entry.content)
+        spec = loads(entry.content)
     except ValueError as exc:
         row["problem"] = f"content is not valid JSON ({exc})"
         return row
@@ -105,7 +105,7 @@ def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
                            "disabled": entry.disabled, "tokens": estimate_tokens(entry.content)}
     try:
-        value = json.loads(entry.content)
+        value = loads(entry.content)
         row["format"] = "json"
         row["variables"] = list(value) if isinstance(value, dict) else []
     except ValueError:

@@ -30,6 +30,7 @@ from narrative_cli.agents.table import once_per_turn_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
 from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
+from narrative_cli.held import check_target
 from narrative_cli.pipeline.trace import request_params
 from narrative_cli.replay.drift import first_difference
 
@@ -189,6 +190,7 @@ def write_context_limits(directory: str | Path, limits: dict[str, int | None]) -
     """Note in a trace directory the context window each agent's prompts were fitted to."""
     root = Path(directory)
     text = json.dumps({"context_limits": limits}, indent=1, sort_keys=True)
+    check_target(root / SETTINGS_FILE, force=True, kind=f"--trace {SETTINGS_FILE}")
     try:
         root.mkdir(parents=True, exist_ok=True)
         (root / SETTINGS_FILE).write_text(text + "\n", encoding="utf-8")

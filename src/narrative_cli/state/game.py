@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.errors import StoreError
+from narrative_cli.safetext import finite_copy
 
 EVENT_LOG_LIMIT = 200
 START_LOCATION = {"zh": "起点", "en": "Start"}
@@ -71,7 +72,7 @@ class EventRecord:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "type": self.type,
-            "event": _json_copy(self.event),
+            "event": finite_copy(_json_copy(self.event)),  # a rejected NaN stays storable
             "accepted": self.accepted,
             "time": _clock_dict(self.time),
         }

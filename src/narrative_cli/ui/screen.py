@@ -115,6 +115,10 @@ class RichScreen:
         panel = render.outputs_panel(outputs, self.lang)
         if panel is not None:
             self.print(panel)
+        failure = play.failure
+        if failure is not None and failure.kind == "analysis":
+            pending = f"analysis pending for turn {play.turn}: {failure.error}; /retry runs it"
+            self.print(render.warning_lines([pending]))
 
     def show_opening(self, play: PlaySession) -> None:
         """The card header, then the greeting (new session) or the last exchange (resumed)."""
