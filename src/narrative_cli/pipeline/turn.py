@@ -34,6 +34,7 @@ from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
 from narrative_cli.pipeline.story import Snapshot, Story
+from narrative_cli.regex import prompt as regex_prompt
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
@@ -82,6 +83,7 @@ class TurnState:
     mvu_block: str = ""  # the writer's update block(s), kept out of the shown story
     mvu_from_writer: bool = False  # the writer's reply carried MVU commands
     warnings: list[str] = field(default_factory=list)
+    _history: list[HistoryTurn] | None = field(default=None, repr=False)
     budget_cuts: list[BudgetCut] = field(default_factory=list)
 
     @classmethod
@@ -139,8 +141,26 @@ class TurnState:
 
     @property
     def history(self) -> list[HistoryTurn]:
-        """The finished turns as the prompt builders see them (greeting = turn 0)."""
-        return [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in self.story.history]
+        """The finished turns as the prompt builders see them (greeting = turn 0), after the
+        card's prompt-side regex scripts. Depth counts messages back from this turn's input
+        (0), as SillyTavern counts them when it builds a prompt."""
+        if self._history is None:
+            self._history = regex_prompt.prompt_history(self.story.history, self.story.prompt_regex)
+        return self._history
+
+    @property
+    def prompt_input(self) -> str:
+        """This turn's input as the model is sent it (prompt-side regex scripts, depth 0)."""
+        return regex_prompt.prompt_input(self.user_input, self.story.prompt_regex)
+
+    @property
+    def prompt_narrative(self) -> str:
+        """This turn's story as later agents are sent it (prompt-side scripts, depth 0)."""
+        return regex_prompt.prompt_text(self.story.prompt_regex.ai_output(self.narrative, 0))
+
+    def lore_text(self, entry: LoreEntry) -> str:
+        """A lore entry's content as the model is sent it (world-info regex scripts)."""
+        return regex_prompt.lore_text(entry, self.story.prompt_regex)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
@@ -183,16 +203,16 @@ class TurnState:
             persona=story.persona,
             lang="zh" if self.lang == "zh" else "en",
             turn=self.number,
-            user_input=self.user_input,
+            user_input=self.prompt_input,
             history=self.history,
             planning_window=WindowSettings(*self.window_settings("planning")),
             writing_window=WindowSettings(*self.window_settings("writing")),
             summaries=self.summary_entries(),
             state_summary=self.state_text(),
-            worldinfo1=[e.content for e in self.routed.worldinfo1],
-            worldinfo2=[e.content for e in self.routed.worldinfo2],
-            worldinfo3=[e.content for e in self.routed.worldinfo3],
-            outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
+            worldinfo1=[self.lore_text(e) for e in self.routed.worldinfo1],
+            worldinfo2=[self.lore_text(e) for e in self.routed.worldinfo2],
+            worldinfo3=[self.lore_text(e) for e in self.routed.worldinfo3],
+            outlets={k: [self.lore_text(e) for e in v] for k, v in self.routed.outlets.items()},
             preset=story.preset,
             preset_mode=cast(PresetMode, pipeline.preset_mode),  # parts checks the value
             tool_list_text=tool_list_text,

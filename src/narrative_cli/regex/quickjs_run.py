@@ -57,7 +57,8 @@ for (const script of params.scripts) {
   try { pattern = new RegExp(script.source, script.flags); }
   catch (error) { errors.push(String(error && error.message || error)); continue; }
   const template = script.replace.replace(/\{\{match\}\}/gi, '$0');
-  text = text.replace(pattern, function () { return expand(template, [...arguments], script.trims); });
+  const trims = script.trims;
+  text = text.replace(pattern, function () { return expand(template, [...arguments], trims); });
   errors.push(null);
 }
 return {text: text, errors: errors};
