@@ -105,7 +105,7 @@ class RichScreen:
     @contextmanager
     def turn(self, prefix: str = "") -> Iterator[TurnListener]:
         """The live view of a running turn; ``prefix`` (a reply being continued) shows first."""
-        hold = self.display.applies_to(AI_OUTPUT) or self.mvu
+        hold = self.display.applies_to(AI_OUTPUT)
         self._prefix = prefix
         if prefix:
             self.print(render.story_text(self.shown(prefix)))
@@ -123,6 +123,8 @@ class RichScreen:
         elif _streamed(view).strip() not in new_text:
             self.print(Text("(as kept after clean-up:)", style="dim"))
             self.print(self.story(new_text, self._tree, before))
+        elif self._tree and _PLACEHOLDER.search(new_text):  # streamed as it came: panel after
+            self.print(status_panel(self._tree, before, self.lang))
         self._after(reports.turn_changes(play, result), result, summary)
         unseen = [w for w in result.warnings if w not in view.shown_warnings]
         if unseen:
