@@ -7,6 +7,7 @@ MVU status placeholder, as real models answer these cards. Skipped when ``../sha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +82,23 @@ def test_no_placeholder_or_update_block_reaches_any_prompt(
         assert not any(f in history for f in FORBIDDEN), f"{request.agent}: {history!r}"
     writers = [r for r in scripted_server.requests if r.agent.endswith("writing")]
     assert STORY[1] in "\n".join(str(m["content"]) for m in writers[-1].messages)
+
+
+LOADING = ("正在读取变量", "MVU 已加载", "click to start", "<div", "<script", "StatusPlaceHolder")
+
+
+@pytest.mark.parametrize("file", list(CARDS))
+def test_the_status_bar_shows_as_a_panel_of_the_variables_not_loose_words(
+    file: str, tmp_path: Path, scripted_server: ScriptedServer, opened: list[PlaySession]
+) -> None:
+    card = fixture_file(file)
+    writes = [reply(STORY[0], CARDS[file]), reply(STORY[1], ""), STORY[2]]
+    Script({"writing": list(writes), "merged_writing": list(writes)}).install(scripted_server)
+    shown = _play(tmp_path, scripted_server, card, opened)
+    first_turn = shown[shown.index(STORY[0]) : shown.index(STORY[1])]
+    assert re.search(f"{STORY[0]}\n+╭─ 状态", first_turn)  # the native panel, where the bar goes
+    new_value = CARDS[file].split(", ")[-1].split(")")[0].strip("'")
+    assert f"● {new_value}" in first_turn  # the value this turn changed, marked
+    assert not any(marker in shown for marker in LOADING)
+    panel = first_turn[first_turn.index("╭─ 状态") : first_turn.index("╯") + 1].splitlines()
+    assert all(line.startswith(("╭", "│", "╰")) for line in panel)  # one box, no loose words

@@ -61,7 +61,9 @@ class RichScreen:
         """A screen in the story's language with the card's display scripts."""
         story = play.story
         display = scripts_for(story.card, story.persona, story.lang)
-        return cls(consoles, story.lang, display, mvu=story.uses_mvu)
+        screen = cls(consoles, story.lang, display, mvu=story.uses_mvu)
+        screen._tree = story.snapshot.mvu  # what the first turn's changes are measured from
+        return screen
 
     def story(
         self,
@@ -81,7 +83,7 @@ class RichScreen:
                 items.append(status_panel(tree, before, self.lang))
             html = terminal_html(_PLACEHOLDER.sub("", part))
             if html.text.strip():
-                items.append(render.story_text(html.text.strip("\n")))
+                items.append(render.story_text(html.text.strip()))
             if html.interactive and not self._told_interactive:
                 self._told_interactive = True
                 items.append(Text(_NOT_HERE["zh" if self.lang == "zh" else "en"], style="dim"))
