@@ -115,7 +115,7 @@ def _plain(value: Any) -> str:
     elif isinstance(value, float) and value.is_integer():
         text = str(int(value))
     elif isinstance(value, list):
-        text = "、".join(_plain(_value(item)) for item in value) or "[]"
+        text = ", ".join(_plain(_value(item)) for item in value) or "[]"
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
