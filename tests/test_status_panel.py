@@ -63,7 +63,8 @@ def test_bookkeeping_keys_are_not_shown() -> None:
 def test_tables_keep_rows_and_columns_with_wide_characters() -> None:
     html = "<table><tr><th>名字</th><th>HP</th></tr><tr><td>莉莉安</td><td>95</td></tr>"
     html += "<tr><td>Bob</td><td>7</td></tr></table>"
-    assert terminal_html(html).text.splitlines() == ["名字    HP", "──────  ──", "莉莉安  95", "Bob     7"]
+    rows = ["名字    HP", "──────  ──", "莉莉安  95", "Bob     7"]
+    assert terminal_html(html).text.splitlines() == rows
 
 
 def test_details_lists_and_label_pairs_are_laid_out() -> None:
