@@ -102,3 +102,38 @@ def test_the_status_bar_shows_as_a_panel_of_the_variables_not_loose_words(
     assert not any(marker in shown for marker in LOADING)
     panel = first_turn[first_turn.index("╭─ 状态") : first_turn.index("╯") + 1].splitlines()
     assert all(line.startswith(("╭", "│", "╰")) for line in panel)  # one box, no loose words
+
+
+def test_inspect_says_which_scripts_run_here_and_why_the_others_do_not() -> None:
+    from narrative_cli.load.cards import load_card
+    from narrative_cli.play.inspect import inspect_report
+
+    card = load_card(fixture_file("mvu/magvar-riri-mvu-update.png"))
+    report = inspect_report(card)
+    runs = {row["name"]: row["runs"] for row in report["regex_scripts"]}
+    assert runs["去除变量更新"] == "prompt and display (AI output)"
+    assert runs["对ai隐藏状态栏"] == "prompt (AI output)"
+    assert runs["状态栏"].startswith("display (AI output); with MVU variables the native")
+    assert runs["去除10楼内摘要"] == "no: disabled"
+    helpers = {row["name"]: row for row in report["tavern_helper_scripts"]}
+    assert helpers["var_update"]["runs"].startswith("no: MagVarUpdate's script")
+    assert helpers["日替"]["runs"].startswith("no: browser JavaScript")
+    assert not helpers["测测喵"]["enabled"] and helpers["测测喵"]["buttons"] == ["测测喵"]
+
+
+def test_slash_command_and_reasoning_scripts_are_named_as_not_running_here() -> None:
+    from narrative_cli.domain import Card
+    from narrative_cli.play.inspect_scripts import regex_rows
+
+    scripts = [
+        {"scriptName": "slash", "findRegex": "/a/g", "placement": [3]},
+        {"scriptName": "both", "findRegex": "/a/g", "placement": [2, 6]},
+        {"scriptName": "bad", "findRegex": "/(?<=a/g", "placement": [2]},
+    ]
+    card = Card(name="c", extensions={"regex_scripts": scripts})
+    runs = {row["name"]: row["runs"] for row in regex_rows(card)}
+    assert runs["slash"] == "no: only slash commands (a terminal has none)"
+    assert runs["both"] == (
+        "prompt and display (AI output); not reasoning (neither shown nor sent here)"
+    )
+    assert runs["bad"].startswith("no: invalid regex:")
