@@ -92,3 +92,27 @@ def test_depth_limits_prompt_scripts_and_world_info_placement() -> None:
     assert prompt.ai_output("a", depth=3) == "b"
     assert prompt.world_info("the secret door") == "the  door"
     assert prompt.ai_output("secret") == "secret"
+
+
+def test_many_texts_in_one_call_give_what_each_gives_alone() -> None:
+    scripts = [
+        script("/a/g", "b", name="deep", prompt_only=True, min_depth=2),
+        script("/u/g", "U", name="user", placement=[1]),
+        script("/(?<x>o)/g", "[$<x>]", name="named"),
+    ]
+    prompt = RegexScripts(scripts, target="prompt")
+    items: list[tuple[str, int, int | None]] = [
+        ("a o u", 2, 1), ("a o u", 1, 2), ("", 2, 3), ("a o u", 2, 3), ("plain", 2, None)
+    ]
+    assert prompt.apply_many(items) == [prompt.apply(t, p, d) for t, p, d in items]
+    assert prompt.apply_many(items) == ["a [o] u", "a o U", "", "b [o] u", "plbin"]  # None: any
+
+
+def test_a_runaway_regex_in_a_batch_of_texts_is_found_and_skipped() -> None:
+    prompt = RegexScripts(
+        [script("/(a+)+$/", "X", name="runaway"), script("/!/g", "?", name="fine")],
+        target="prompt",
+    )
+    texts = prompt.apply_many([("a" * 40 + "!", 2, 1), ("b!", 2, 2)])
+    assert texts == ["a" * 40 + "?", "b?"]
+    assert [p for p in prompt.problems if "runaway" in p and "ran longer than" in p]

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.domain import LoreEntry
-from narrative_cli.regex.scripts import RegexScripts
+from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT, RegexScripts
 from narrative_cli.state.mvu_commands import strip_update_blocks
 
 AT_DEPTH = 4  # a lore entry's position "at depth"
@@ -43,16 +43,19 @@ def prompt_text(text: str) -> str:
 
 
 def prompt_history(played: Sequence[_Played], scripts: RegexScripts) -> list[HistoryTurn]:
-    """The finished turns as the model is sent them, oldest first."""
-    turns: list[HistoryTurn] = []
+    """The finished turns as the model is sent them, oldest first (one sandbox call)."""
+    items: list[tuple[str, int, int | None]] = []
     depth = 0  # this turn's input
     for turn in reversed(played):
         depth += 1
-        narrative = prompt_text(scripts.ai_output(turn.narrative, depth))
-        user = turn.user_input or ""
-        if user:
+        items.append((turn.narrative, AI_OUTPUT, depth))
+        if turn.user_input:
             depth += 1
-            user = prompt_text(scripts.user_input(user, depth))
+        items.append((turn.user_input or "", USER_INPUT, depth))
+    texts = iter(scripts.apply_many(items))
+    turns = []
+    for turn in reversed(played):
+        narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
         turns.append(HistoryTurn(turn.number, user, narrative))
     turns.reverse()
     return turns

@@ -50,19 +50,26 @@ const expand = (template, args, trims) => {
     return value ? trimmed(String(value), trims) : '';
   });
 };
-let text = params.text;
-const errors = [];
-for (const script of params.scripts) {
-  let pattern;
-  try { pattern = new RegExp(script.source, script.flags); }
-  catch (error) { errors.push(String(error && error.message || error)); continue; }
-  const template = script.replace.replace(/\{\{match\}\}/gi, '$0');
-  const trims = script.trims;
-  text = text.replace(pattern, function () { return expand(template, [...arguments], trims); });
-  errors.push(null);
+const runAll = (start, scripts) => {
+  let text = start;
+  const errors = [];
+  for (const script of scripts) {
+    let pattern;
+    try { pattern = new RegExp(script.source, script.flags); }
+    catch (error) { errors.push(String(error && error.message || error)); continue; }
+    const template = script.replace.replace(/\{\{match\}\}/gi, '$0');
+    const trims = script.trims;
+    text = text.replace(pattern, function () { return expand(template, [...arguments], trims); });
+    errors.push(null);
+  }
+  return {text: text, errors: errors};
+};
+if (params.jobs) {
+  return params.jobs.map(job => runAll(job.text, job.scripts.map(i => params.scripts[i])));
 }
-return {text: text, errors: errors};
+return runAll(params.text, params.scripts);
 """
+MANY_TIME_LIMIT = 2.0  # seconds for a batch of texts; past it, each text is run on its own
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,31 @@ def _call(text: str, scripts: list[JsScript], time_limit: float) -> JsOutcome | 
     errors = value.get("errors") or []
     failed = tuple((i, str(e)) for i, e in enumerate(errors[: len(scripts)]) if e is not None)
     return JsOutcome(str(value.get("text", text)), failed=failed)
+
+
+def run_many(jobs: list[tuple[str, list[JsScript]]]) -> list[JsOutcome] | None:
+    """Several texts, each with its scripts, in one call; None when the call ran out of time
+    or failed (the caller then runs each text with ``run_scripts``, which names a runaway)."""
+    scripts: list[JsScript] = []
+    index: dict[JsScript, int] = {}
+    shaped = []
+    for text, chosen in jobs:
+        for script in chosen:
+            if script not in index:
+                index[script] = len(scripts)
+                scripts.append(script)
+        shaped.append({"text": text, "scripts": [index[s] for s in chosen]})
+    params = {"jobs": shaped, "scripts": [s.params() for s in scripts]}
+    result = run_code(_RUNNER, params, {}, time_limit=MANY_TIME_LIMIT, memory_limit=MEMORY_LIMIT)
+    if not result.ok or not isinstance(result.value, list) or len(result.value) != len(jobs):
+        return None
+    outcomes = []
+    for (text, _), value in zip(jobs, result.value, strict=True):
+        errors = value.get("errors") or [] if isinstance(value, dict) else []
+        failed = tuple((i, str(e)) for i, e in enumerate(errors) if e is not None)
+        done = str(value.get("text", text)) if isinstance(value, dict) else text
+        outcomes.append(JsOutcome(done, failed=failed))
+    return outcomes
 
 
 def _one_by_one(text: str, scripts: list[JsScript], time_limit: float) -> JsOutcome:

@@ -29,6 +29,7 @@ from narrative_cli.regex.quickjs_run import (
     SCRIPT_TIME_LIMIT,
     JsScript,
     pattern_errors,
+    run_many,
     run_scripts,
 )
 
@@ -99,15 +100,39 @@ class RegexScripts:
         """A world-info entry's content for this target (placement 5)."""
         return self.apply(text, WORLD_INFO, depth)
 
-    def apply(self, text: str, placement: int, depth: int | None = 0) -> str:
-        """``text`` after the scripts of this target and placement, in SillyTavern's order."""
+    def apply_many(self, items: Sequence[tuple[str, int, int | None]]) -> list[str]:
+        """Each ``(text, placement, depth)`` as ``apply`` gives it, in one sandbox call."""
+        chosen = [self._chosen(p, d) if text else [] for text, p, d in items]
+        if not any(chosen):
+            return [text for text, _, _ in items]
+        jobs = [(text, [r.js for r in c]) for (text, _, _), c in zip(items, chosen, strict=True)]
+        outcomes = run_many([job for job in jobs if job[1]])
+        if outcomes is None:  # too slow together: one at a time finds the runaway script
+            return [self.apply(text, p, d) for text, p, d in items]
+        done = iter(outcomes)
+        texts = []
+        for (text, _, _), scripts in zip(items, chosen, strict=True):
+            if not scripts:
+                texts.append(text)
+                continue
+            outcome = next(done)
+            for index, reason in outcome.failed:
+                self._drop(scripts[index], f"failed: {reason}")
+            texts.append(outcome.text)
+        return texts
+
+    def _chosen(self, placement: int, depth: int | None) -> list[_Ready]:
+        """The scripts that run on text of ``placement`` at ``depth``, in SillyTavern's order."""
         chosen = [r for r in self._ready if placement in r.script.placement]
         if self.target == "display":  # arrival rewrites (no depth), then the shown-only ones
-            chosen = [r for r in chosen if not r.script.markdown_only] + [
+            return [r for r in chosen if not r.script.markdown_only] + [
                 r for r in chosen if r.script.markdown_only and _in_depth(r.script, depth)
             ]
-        else:
-            chosen = [r for r in chosen if _in_depth(r.script, depth)]
+        return [r for r in chosen if _in_depth(r.script, depth)]
+
+    def apply(self, text: str, placement: int, depth: int | None = 0) -> str:
+        """``text`` after the scripts of this target and placement, in SillyTavern's order."""
+        chosen = self._chosen(placement, depth)
         if not chosen or not text:
             return text
         outcome = run_scripts(text, [r.js for r in chosen])
