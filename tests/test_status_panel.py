@@ -87,3 +87,10 @@ def test_buttons_and_scripts_are_left_out_and_reported() -> None:
     assert laid_out.text == "Ready" and laid_out.interactive
     assert not terminal_html("<div>plain</div>").interactive
     assert terminal_html("a < b and c > d").text == "a < b and c > d"
+
+
+def test_control_sequences_in_variables_never_reach_the_terminal() -> None:
+    console = Console(width=48, record=True, color_system=None, force_terminal=False)
+    console.print(status_panel({"名\x1b]0;x\x07": "值\x1b[2J\u202e"}, None, "zh"))
+    text = console.export_text()
+    assert "\x1b" not in text and "\u202e" not in text and "名" in text and "值" in text

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from narrative_cli.state.mvu import has_descriptions
+from narrative_cli.ui.safe import safe_text
 
 TITLE = {"zh": "状态", "en": "Status"}
 MAX_VALUE = 120  # characters of one value before it is cut
@@ -82,7 +83,8 @@ def _rows(table: Table, key: str, raw: Any, old: Any, marks: bool, depth: int) -
 
 
 def _shown(node: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    return [(str(k), v) for k, v in node.items() if not str(k).startswith(("_", "$meta"))]
+    shown = [(str(k), v) for k, v in node.items() if not str(k).startswith(("_", "$meta"))]
+    return [(safe_text(k), v) for k, v in shown]
 
 
 def _child(node: Any, key: str) -> Any:
@@ -118,4 +120,5 @@ def _plain(value: Any) -> str:
         text = ", ".join(_plain(_value(item)) for item in value) or "[]"
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = safe_text(text)  # values come from the model: no control sequences reach the terminal
     return text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
