@@ -56,7 +56,7 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     """Analysis ‖ independent llm tools ‖ mvu_extract; code tools here, in order (they draw
     from the session RNG, so they never run concurrently); then the dependent tools."""
     independent, dependent = split_independent(tools)
-    context, code_state = state.tool_context(narrative=state.narrative), state.code_state()
+    context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
     llm = [tool for tool in independent if tool.type == "llm"]
     pool = ThreadPoolExecutor(max_workers=1 + len(llm) + int(mvu), thread_name_prefix="post")
     try:
@@ -84,7 +84,7 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
 def run_analysis(state: TurnState) -> AnalysisOutcome:
     """The merged analysis call: events and summary entries (errors returned, not raised)."""
     with state.stage("analysis"):
-        prompt = fit_prompt(state, lambda i: build_analysis(i, state.narrative), "analysis")
+        prompt = fit_prompt(state, lambda i: build_analysis(i, state.prompt_narrative), "analysis")
         try:
             return state.calls.complete_json(
                 "analysis",
@@ -164,7 +164,7 @@ def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
     if not tools:
         return
     with state.stage("post"):
-        context = state.tool_context(narrative=state.narrative)
+        context = state.tool_context(narrative=state.prompt_narrative)
         _record(state, _results(state, tools, context, state.code_state()))
 
 

@@ -35,6 +35,8 @@ from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
+from narrative_cli.regex import prompt as regex_prompt
+from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
@@ -141,11 +143,32 @@ class TurnState:
 
     @cached_property
     def history(self) -> list[HistoryTurn]:
-        """The finished turns as the prompt builders see them (greeting = turn 0).
+        """The finished turns as the prompt builders see them (greeting = turn 0), after the
+        card's prompt-side regex scripts. Depth counts messages back from this turn's input
+        (0), as SillyTavern counts them when it builds a prompt.
 
-        Built once per turn (the story's history does not change while a turn runs): every
-        stage reads it, and rebuilding all past turns on each read grew with the story."""
-        return prompt_history(self.story)
+        Built once per turn (the story's history does not change while a turn runs). Without
+        prompt-side scripts the text of a past turn never changes, so the list is extended from
+        the last turn's (cost flat with length); scripts with a depth range must see every turn
+        at its new depth, so with scripts the whole history goes through one sandbox call."""
+        scripts = self.story.prompt_regex
+        if not (scripts.applies_to(AI_OUTPUT) or scripts.applies_to(USER_INPUT)):
+            return prompt_history(self.story)
+        return regex_prompt.prompt_history(self.story.history, scripts)
+
+    @property
+    def prompt_input(self) -> str:
+        """This turn's input as the model is sent it (prompt-side regex scripts, depth 0)."""
+        return regex_prompt.prompt_input(self.user_input, self.story.prompt_regex)
+
+    @property
+    def prompt_narrative(self) -> str:
+        """This turn's story as later agents are sent it (prompt-side scripts, depth 0)."""
+        return regex_prompt.prompt_text(self.story.prompt_regex.ai_output(self.narrative, 0))
+
+    def lore_text(self, entry: LoreEntry) -> str:
+        """A lore entry's content as the model is sent it (world-info regex scripts)."""
+        return regex_prompt.lore_text(entry, self.story.prompt_regex)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
@@ -190,16 +213,16 @@ class TurnState:
             persona=story.persona,
             lang="zh" if self.lang == "zh" else "en",
             turn=self.number,
-            user_input=self.user_input,
+            user_input=self.prompt_input,
             history=self.history,
             planning_window=WindowSettings(*self.window_settings("planning")),
             writing_window=WindowSettings(*self.window_settings("writing")),
             summaries=self.summary_entries(),
             state_summary=self.state_text(),
-            worldinfo1=[e.content for e in self.routed.worldinfo1],
-            worldinfo2=[e.content for e in self.routed.worldinfo2],
-            worldinfo3=[e.content for e in self.routed.worldinfo3],
-            outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
+            worldinfo1=[self.lore_text(e) for e in self.routed.worldinfo1],
+            worldinfo2=[self.lore_text(e) for e in self.routed.worldinfo2],
+            worldinfo3=[self.lore_text(e) for e in self.routed.worldinfo3],
+            outlets={k: [self.lore_text(e) for e in v] for k, v in self.routed.outlets.items()},
             preset=story.preset,
             preset_mode=cast(PresetMode, pipeline.preset_mode),  # parts checks the value
             tool_list_text=tool_list_text,
@@ -276,6 +299,12 @@ class TurnState:
 _BUILT: dict[int, tuple[Story, list[PlayedTurn], list[HistoryTurn]]] = {}  # by id(story)
 
 
+def _history_turn(turn: PlayedTurn) -> HistoryTurn:
+    """A past turn as prompts see it: without the MVU placeholder and update blocks."""
+    clean = regex_prompt.prompt_text
+    return HistoryTurn(turn.number, clean(turn.user_input or ""), clean(turn.narrative))
+
+
 def prompt_history(story: Story) -> list[HistoryTurn]:
     """``story.history`` as ``HistoryTurn``s, extending the list built for the last turn when
     the turns before are the same objects (the usual next turn), else built afresh."""
@@ -285,10 +314,10 @@ def prompt_history(story: Story) -> list[HistoryTurn]:
         _, seen, built = cached
         if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
             new = played[len(seen) :]
-            built = built + [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in new]
+            built = built + [_history_turn(t) for t in new]
             _BUILT[id(story)] = (story, list(played), built)
             return list(built)
-    built = [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in played]
+    built = [_history_turn(t) for t in played]
     if len(_BUILT) > 32:
         _BUILT.clear()
     _BUILT[id(story)] = (story, list(played), built)
