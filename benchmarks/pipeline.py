@@ -16,9 +16,15 @@ c. The same session's prompts on the embedded llama.cpp model (SmolLM2-135M, one
    The story replies are the scripted ones; the model only answers 4 tokens per prompt, as
    only the prompt side matters for caching.
 d. Parallel against serial wall time with 200 ms of latency injected into every call.
+e. Overhead at length (issue 17): the story fast-forwarded to turn 10 and to turn
+   ``--long-turn`` (a played turn's snapshot, then that many turns of history, one summary
+   entry each), then ``--long-samples`` whole turns played at each point; the median overhead
+   per turn (CPU time of the turn's thread outside ``Backend.complete``) at the long point
+   over the short one.
 
     python benchmarks/pipeline.py [--turns 40] [--overhead-turns 20] [--local-turns 40]
-                                  [--parallel-turns 6] [--skip-local]
+                                  [--parallel-turns 6] [--skip-local] [--parts abcde]
+                                  [--long-turn 2000] [--long-samples 10]
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from narrative_cli.config import AgentSettings, PipelineSettings, Profile, Setti
 from narrative_cli.context import parts  # noqa: E402
 from narrative_cli.pipeline.backendset import BackendSet  # noqa: E402
 from narrative_cli.pipeline.orchestrator import run_turn  # noqa: E402
-from narrative_cli.pipeline.story import Story, open_story  # noqa: E402
+from narrative_cli.pipeline.story import PlayedTurn, Story, open_story  # noqa: E402
 
 LANTERN = ROOT / "sample_cards" / "lantern-keeper.png"
 FOG_HARBOR = ROOT / "sample_cards" / "fog-harbor-zh.json"
@@ -166,14 +172,15 @@ class TimedBackend:
     """A real backend whose time inside ``complete`` is added up."""
 
     def __init__(self, inner: Backend) -> None:
-        self.inner, self.name, self.spent = inner, inner.name, 0.0
+        self.inner, self.name, self.spent, self.cpu = inner, inner.name, 0.0, 0.0
 
     def complete(self, request: ChatRequest, on_text: Any = None) -> ChatReply:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             return self.inner.complete(request, on_text)
         finally:
             self.spent += time.perf_counter() - started
+            self.cpu += time.thread_time() - cpu
 
     def close(self) -> None:
         self.inner.close()
@@ -228,6 +235,73 @@ def raw_posts(url: str, bodies: list[tuple[str, bytes]], turns: int) -> list[flo
                         pass
             times.append(time.perf_counter() - began)
     return times
+
+
+# --- e. overhead at length -----------------------------------------------------------------
+
+
+def fast_forward(story: Story, turn: int, session: Session) -> None:
+    """Give a story with one played turn ``turn`` turns of history and summary (as if played):
+    the scripted story text per turn, its log tool output, one summary entry per turn."""
+    played = story.history[-1]
+    history = [t for t in story.history if t.number == 0]
+    for number in range(1, turn + 1):
+        history.append(
+            PlayedTurn(
+                number, INPUTS[number % len(INPUTS)], session.story(number), played.post_outputs
+            )
+        )
+    entries = [
+        {"turn": n, "text": f"Night {n}: another lesson in the fog; Edda logs the hour."}
+        for n in range(1, turn + 1)
+    ]
+    summaries = {"lang": story.lang, "entries": entries}
+    story.history = history
+    story.snapshot = replace(story.snapshot, turn=turn, summaries=summaries)
+
+
+def overhead_at(turn: int, samples: int) -> list[float]:
+    """Overhead per turn of ``samples`` turns played after the lantern-keeper story was
+    fast-forwarded to ``turn``: CPU seconds of the turn's thread outside ``Backend.complete``
+    (CPU time, not wall time: the shared machine's load would drown the ratio otherwise)."""
+    with ScriptedServer() as server:
+        session = Session("en")
+        install(server, session)
+        settings = scripted_settings(server)
+        timed: list[TimedBackend] = []
+
+        def opener(profile: Profile, agent: AgentSettings) -> Backend:
+            timed.append(TimedBackend(open_backend(profile, agent)))
+            return timed[-1]
+
+        backends = BackendSet.from_settings(settings, opener)
+        story = new_story(LANTERN, settings)
+        play(story, backends, 1, INPUTS)  # a real snapshot; warms connections and caches
+        fast_forward(story, turn, session)
+        ours = []
+        for index in range(samples):
+            before = sum(t.cpu for t in timed)
+            started = time.thread_time()
+            story.advance(run_turn(story, INPUTS[index % len(INPUTS)], backends))
+            ours.append(time.thread_time() - started - (sum(t.cpu for t in timed) - before))
+        backends.close()
+    return ours
+
+
+def part_e(args: argparse.Namespace) -> None:
+    print(
+        f"\ne. overhead per turn at length (lantern-keeper, serial), {args.long_samples} turns each"
+    )
+    short = statistics.median(overhead_at(10, args.long_samples))
+    long = statistics.median(overhead_at(args.long_turn, args.long_samples))
+    show(
+        "  fast-forwarded story",
+        {
+            "turn 10 overhead cpu ms": ms(short),
+            f"turn {args.long_turn} overhead cpu ms": ms(long),
+            f"turn {args.long_turn} / turn 10": long / short,
+        },
+    )
 
 
 # --- b. prefix reuse ------------------------------------------------------------------------
@@ -450,7 +524,9 @@ def main() -> None:
     parser.add_argument("--parallel-turns", type=int, default=6)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--skip-local", action="store_true", help="same as --parts abd")
-    parser.add_argument("--parts", default="abcd", help="which parts to run (default abcd)")
+    parser.add_argument("--long-turn", type=int, default=2000)
+    parser.add_argument("--long-samples", type=int, default=10)
+    parser.add_argument("--parts", default="abcde", help="which parts to run (default abcde)")
     args = parser.parse_args()
     wanted = set(args.parts) - ({"c"} if args.skip_local else set())
     if "a" in wanted:
@@ -461,6 +537,8 @@ def main() -> None:
         part_c(args)
     if "d" in wanted:
         part_d(args)
+    if "e" in wanted:
+        part_e(args)
 
 
 def part_a(args: argparse.Namespace) -> None:

@@ -16,6 +16,13 @@ Measured, ``--rounds`` times each, every round into a fresh session database:
 3. the ``--logs`` logs with ``--responses`` and ``--jobs N``: turns per second; the baseline is
    the same logs with ``--jobs 1``.
 
+With ``--whole-process N,M,...`` (issue 17) only this runs instead: for each length a log is
+recorded live, then ``narrative replay LOG --card CARD --responses TRACE`` runs as its own
+process: turns per second with start-up included, the process's peak memory (max RSS), and
+the trace folder's size; each length against the first.
+
+    python benchmarks/replay.py --whole-process 500,2000
+
 Medians are printed; the machine is noisy (2 cores), so read the ratios, not the absolutes.
 """
 
@@ -25,6 +32,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,6 +121,50 @@ def prompt_tokens(run: ReplayRun, turn: int) -> int:
     return sum(usage.prompt_tokens for usage in record.usage.agents.values())
 
 
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def whole_process(log: Path, trace: Path, home: Path) -> tuple[float, int]:
+    """``narrative replay --responses`` as its own process: (seconds, peak RSS in bytes)."""
+    env = {**os.environ, "NARRATIVE_HOME": str(home)}
+    command = [sys.executable, "-m", "narrative_cli", "replay", str(log), "--card", str(CARD)]
+    command += ["--responses", str(trace)]
+    errors = home.with_suffix(".stderr")
+    started = time.perf_counter()
+    with errors.open("wb") as sink:  # a file, not a pipe: nothing waits on a full pipe buffer
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sink)
+        _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"replay failed: {errors.read_text(errors='replace')[-2000:]}")
+    return seconds, usage.ru_maxrss * 1024  # kilobytes on Linux
+
+
+def part_whole_process(lengths: list[int]) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="replay-whole-"))
+    os.environ["NARRATIVE_HOME"] = str(folder / "home")
+    rows = []
+    for turns in lengths:
+        log = make_log(folder, f"log{turns}", turns)
+        trace = folder / f"trace-{turns}"
+        record([log], trace, 1, folder / f"record-{turns}.db")
+        seconds, rss = whole_process(log, trace, folder / f"home-{turns}")
+        rows.append((turns, turns / seconds, rss, folder_bytes(trace)))
+        print(
+            f"{turns} turns: {turns / seconds:.1f} turns/s whole process ({seconds:.1f} s), "
+            f"peak memory {rss / 2**20:.0f} MB, trace folder {folder_bytes(trace) / 2**20:.1f} MB",
+            flush=True,
+        )
+    first = rows[0]
+    for turns, rate, rss, size in rows[1:]:
+        print(
+            f"{turns} against {first[0]} turns: speed {rate / first[1]:.2f}x, memory "
+            f"{rss / first[2]:.2f}x, trace folder {size / first[3]:.2f}x "
+            f"({size / turns / (first[3] / first[0]):.2f}x per turn)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=500)
@@ -120,7 +172,11 @@ def main() -> None:
     parser.add_argument("--log-turns", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--whole-process", metavar="N,M", help="only the whole-process part")
     args = parser.parse_args()
+    if args.whole_process:
+        part_whole_process([int(n) for n in args.whole_process.split(",")])
+        return
     folder = Path(tempfile.mkdtemp(prefix="replay-bench-"))
     os.environ["NARRATIVE_HOME"] = str(folder / "home")
     long_log = make_log(folder, "long", args.turns)

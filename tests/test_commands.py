@@ -300,11 +300,13 @@ def test_ctrl_c_during_a_turn_saves_nothing_and_play_goes_on(game: Game) -> None
 
 def test_resume_continues_where_the_session_stopped(game: Game) -> None:
     game.run("I climb the stairs.")
+    game.play.close()  # one process, one open session: the lock goes with close()
     resumed = PlaySession.resume(game.store, "night watch")
     assert resumed.session_id == game.play.session_id and resumed.turn == 1
     assert resumed.story.snapshot.state["location"] == "Lamp room"
     assert resumed.last is not None and resumed.last.narrative == NARRATIVES[0]
     assert resumed.account.total().calls == 5
+    resumed.close()
 
 
 def test_completion_of_commands_and_arguments() -> None:

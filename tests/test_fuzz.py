@@ -457,8 +457,8 @@ def test_a_turn_with_garbage_replies_is_played_and_stored(
     before = play.turn
     result = play.play("I look around.", lambda event: None)
     assert play.turn == before + 1
-    assert all(record.reason.strip() for record in result.events_rejected)
-    assert all(record.reason.strip() for record in result.mvu_rejected)
+    assert all(str(record.reason).strip() for record in result.events_rejected)
+    assert all(str(record.reason).strip() for record in result.mvu_rejected)
     with SessionStore() as store:
         stored = store.turns(play.session_id)
     assert stored[-1].number == play.turn

@@ -59,7 +59,9 @@ def test_tools_mvu_and_regex_sections() -> None:
     assert report["regex_scripts"] == [{
         "name": "Hide keeper log from prompts",
         "find_regex": "/<keeper_log>[\\s\\S]*?<\\/keeper_log>/g", "placement": [2],
-        "disabled": False, "markdown_only": False, "prompt_only": True, "problem": None}]
+        "disabled": False, "markdown_only": False, "prompt_only": True, "problem": None,
+        "runs": "prompt (AI output)"}]
+    assert report["tavern_helper_scripts"] == []
 
 
 def test_extra_lorebook_and_preset(tmp_path: Path) -> None:

@@ -113,6 +113,12 @@ def test_unusable_patterns_are_reported_not_raised() -> None:
     assert display.ai_output(slow) == slow and len(display.problems) == 2  # skipped after
 
 
+def test_patterns_javascript_refuses_are_reported() -> None:
+    display = RegexScripts([script("/[unclosed/g", "b"), script("/a/q", "b")])
+    assert len(display.problems) == 2
+    assert display.ai_output("aaaa") == "aaaa"
+
+
 def test_real_status_bar_and_mvu_strip_scripts_of_a_chinese_card() -> None:
     scripts = load_regex_scripts(fixture_file("zh/nun-ninja-regex-statusbar.json"))
     scripts += load_regex_scripts(fixture_file("zh/nun-ninja-regex-strip-mvu.json"))

@@ -384,3 +384,20 @@ def test_lore_quests_are_available_and_can_then_be_started() -> None:
     assert started.state.quests["寻找圣杯"].status == "active" and started.applied[0].notes == ()
     advanced = apply_events(state, [ev("advance_quest", quest_id="寻找圣杯", stage="x")])
     assert "状态为 available" in advanced.rejected[0].reason
+
+
+def test_a_copy_is_equal_and_changing_it_leaves_the_original_alone() -> None:
+    state = base_state()
+    state.flags = {"门": {"锁": True}}
+    state.known_npcs = ["艾琳"]
+    state = apply_events(state, [{"type": "move", "params": {"location": "酒馆"}}]).state
+    before = state.to_dict()
+    copied = state.copy()
+    assert copied == state
+    copied.inventory["药水"] = 0
+    copied.relationships["艾琳"] = 0
+    copied.quests["寻猫"].stage = "found"
+    copied.flags["门"]["锁"] = False
+    copied.known_npcs.append("老周")
+    copied.event_log.clear()
+    assert state.to_dict() == before

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 
 import pytest
 
@@ -113,3 +115,51 @@ def test_unreadable_saved_summaries_say_what_is_wrong(data: object, message: str
 def test_a_negative_turn_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="whole number >= 0"):
         SummaryStore().add(-1, "x")
+
+
+def _added_one_by_one(data: dict[str, object]) -> SummaryStore:
+    """What loading meant before the one-pass rebuild: every saved entry through ``add``."""
+    store = SummaryStore(lang=str(data.get("lang", "zh")))
+    for item in data["entries"]:  # type: ignore[attr-defined]
+        if isinstance(item, str):
+            match = re.match(r"\[第(\d+)轮\]", item)
+            last = store.entries[-1].turn if store.entries else 0
+            store = store.add(int(match.group(1)) if match else last, item)
+        else:
+            store = store.add(item["turn"], item["text"])
+    return store
+
+
+def test_loading_gives_the_store_that_adding_each_entry_gives() -> None:
+    """Out-of-order turns, repeats, blanks, several lines and labels in any order: loading a
+    saved store keeps the entries in turn order and in the order they came, once each."""
+    rng = random.Random(17)
+    words = ["甲", "乙", "丙", "丁", "[第9轮] 戊", "", "  ", "甲\n己", "[Turn 4] 庚"]
+    for _ in range(200):
+        entries: list[object] = []
+        for _ in range(rng.randint(0, 25)):
+            if rng.random() < 0.2:
+                entries.append(f"[第{rng.randint(0, 6)}轮] {rng.choice(words)}")
+            elif rng.random() < 0.05:
+                entries.append(rng.choice(["无标签", "", "乙"]))
+            else:
+                entries.append({"turn": rng.randint(0, 6), "text": rng.choice(words)})
+        data = {"lang": rng.choice(["zh", "en"]), "entries": entries}
+        assert SummaryStore.from_dict(data) == _added_one_by_one(data), entries
+
+
+def test_labelled_lines_kept_from_turn_to_turn_match_labelling_afresh() -> None:
+    """Lines carried over from the store a turn started from are the lines labelled anew,
+    whether entries go at the end (the usual turn), in the middle (regenerate) or repeat."""
+    rng = random.Random(3)
+    for lang in ("zh", "en"):
+        store = SummaryStore(lang=lang)
+        store.lines()
+        for _ in range(300):
+            turn = rng.randint(0, 40) if rng.random() < 0.2 else len(store) + 1
+            store = store.add(turn, rng.choice(["甲", "乙\n丙", "[第2轮] 丁", "", "甲"]))
+            if rng.random() < 0.05:
+                store = store.replace(rng.randint(0, 40), "戊")
+            afresh = SummaryStore(store.lang, store.entries)
+            assert store.lines() == afresh.lines()
+            assert store.render(before_turn=20) == afresh.render(before_turn=20)

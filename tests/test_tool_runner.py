@@ -16,6 +16,7 @@ from narrative_cli.state.mvu import parse_initvar
 from narrative_cli.tools.definitions import ToolDef, ToolSet, load_tools
 from narrative_cli.tools.llm_tools import (
     CANONICAL_CONTEXT_ORDER,
+    LazyContext,
     tool_history,
     tool_messages,
     world_full,
@@ -185,8 +186,7 @@ def test_errors_become_results_and_the_turn_goes_on():
         "工具错误：spin：代码运行超过 0.2 秒，已被中止",
         "工具错误：broken：TypeError: cannot read property 'b' of undefined",
         "工具错误：roll_dice：缺少骰子表达式",
-        "工具错误：roll_dice：无法识别的骰子表达式「2x6」："
-        "第 2 个字符处应为 + - * / 或表达式结束",
+        "工具错误：roll_dice：无法识别的骰子表达式「2x6」：第 2 个字符处应为 + - * / 或表达式结束",
         "工具错误：damage_calc：params 必须是对象",
         "工具错误：action_generator：deepseek: no reply within 60 s",
         "工具错误：action_generator：模型没有返回内容",
@@ -306,6 +306,36 @@ def test_undeclared_and_blank_keys_are_left_out():
         "（无可用上下文）\n\n请根据上述内容执行工具 t。"
     )
     assert [m.role for m in tool_messages(_llm_tool([], " "), {}, "", "zh")] == ["user"]
+
+
+def test_a_context_key_is_rendered_only_when_a_tool_declares_it():
+    """The whole world is rendered for a tool that asks for it, and never otherwise."""
+
+    def whole_world() -> str:
+        rendered.append("world_full")
+        return "the whole world"
+
+    rendered: list[str] = []
+    context = LazyContext({"world_full": whole_world, "user_input": lambda: "hi"})
+    quiet = tool_messages(_llm_tool(["user_input"]), context, "", "en")[1].content
+    assert "the whole world" not in quiet and rendered == []
+    asks = _llm_tool(["world_full", "user_input"])
+    for _ in range(2):
+        assert (
+            "<world_full>\nthe whole world\n</world_full>"
+            in tool_messages(asks, context)[1].content
+        )
+    assert rendered == ["world_full"]  # once, then kept
+    outcome = run_planning_calls(
+        [{"tool": "t", "params": {}}],
+        ToolSet([ToolDef(name="t", type="llm", context=("user_input",), system_prompt="s")]),
+        {},
+        new_rng(1),
+        lambda tool, messages: "ok",
+        "en",
+        context=LazyContext({"world_full": whole_world, "user_input": lambda: "hi"}),
+    )
+    assert outcome[0].ok and rendered == ["world_full"]
 
 
 def test_world_full_sorts_by_order_and_skips_formatting_entries():

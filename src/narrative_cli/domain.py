@@ -268,6 +268,7 @@ class Chat:
     header: dict[str, Any] = field(default_factory=dict)  # the raw header line
     skipped_lines: int = 0
     path: str = ""
+    problems: list[str] = field(default_factory=list)  # "line 4: …" per skipped line
 
 
 @dataclass

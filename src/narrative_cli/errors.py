@@ -26,7 +26,10 @@ output and an exit code.
     │   ├── StreamInterrupted           a stream broke after text was shown
     │   └── LocalModelMissing           xllamacpp or the GGUF is not installed
     ├── StoreError                      the session database
-    │   └── SnapshotMissing             a turn has no snapshot to restore from
+    │   ├── SnapshotMissing             a turn has no snapshot to restore from
+    │   ├── StoreUnavailable            disk full, read-only or locked: may pass (``cause``)
+    │   ├── SessionBusy                 another process has the session open
+    │   └── TurnNotSaved                a finished turn could not be stored (kept in memory)
     ├── ReplayMismatch                  a replayed prompt differs from the recorded one
     └── ToolError                       a tool failed (its result text says why)
 
@@ -155,6 +158,28 @@ class StoreError(NarrativeError):
 
 class SnapshotMissing(StoreError):
     pass
+
+
+class StoreUnavailable(StoreError):
+    """A write failed for a reason that can pass: ``cause`` says which in words ("the disk is
+    full", "the database is read-only", "the database is locked by another process")."""
+
+    def __init__(self, message: str, *, cause: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.cause = cause
+
+
+class SessionBusy(StoreError):
+    """The session is open in another narrative process (its lock is held)."""
+
+
+class TurnNotSaved(StoreError):
+    """A turn ran and was shown but could not be stored; ``result`` holds it (in memory, for
+    ``/retry`` to store once the cause is gone)."""
+
+    def __init__(self, message: str, *, result: object, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.result = result
 
 
 class ReplayMismatch(NarrativeError):

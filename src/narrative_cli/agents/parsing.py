@@ -5,6 +5,12 @@ decode from the first brace with ``raw_decode`` (which ignores trailing prose), 
 leniently (``agents.repair``), then check it against the schema (``agents.validation``).
 The result keeps every error: the pipeline makes one corrective retry quoting them
 (:func:`corrective_message`), and after that shows a warning and goes on with what parsed.
+
+A reply can never crash the turn: JSON nested deeper than ``MAX_JSON_DEPTH`` (a recursion
+bomb) is a parse error like any other, and escaped lone surrogates (``"\\ud800"``) become
+U+FFFD before anything prints, stores or traces them (``safetext``). What validation dropped
+(``dropped``) and cut to the schema's length limits (``cuts``) travels with the result so
+the pipeline shows it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from typing import Any
 from narrative_cli.agents.repair import repair_json
 from narrative_cli.agents.schemas import ANALYSIS_SCHEMA, MVU_PATCH_SCHEMA, PLAN_SCHEMA
 from narrative_cli.agents.templates import fill
-from narrative_cli.agents.validation import check, type_name
+from narrative_cli.agents.validation import Dropped, check, type_name
+from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
@@ -32,6 +39,10 @@ _MESSAGES = {
     ),
     "no_json": ("回复中没有 JSON 对象", "the reply contains no JSON object"),
     "not_object": ("回复的 JSON 是{got}，不是对象", "the reply's JSON is {got}, not an object"),
+    "too_deep": (
+        "回复的 JSON 嵌套超过 {limit} 层，无法使用",
+        "the reply's JSON nests more than {limit} levels deep; write it flat",
+    ),
 }
 _ERROR_SEPARATOR = {"zh": "；", "en": "; "}
 
@@ -44,6 +55,8 @@ class ParseResult:
     errors: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     truncated: bool = False
+    dropped: list[Dropped] = field(default_factory=list)  # items validation left out, and why
+    cuts: list[str] = field(default_factory=list)  # texts and lists cut to the schema's limits
 
     @property
     def ok(self) -> bool:
@@ -72,6 +85,8 @@ def parse_reply(
     result.value = checked.value
     result.errors += checked.errors
     result.repairs += checked.fixes
+    result.dropped += checked.dropped
+    result.cuts += checked.cuts
     return result
 
 
@@ -138,6 +153,30 @@ def _unfence(body: str, result: ParseResult) -> str:
     return body
 
 
+_TOO_DEEP = object()
+# A lone surrogate can only come from a \uD800–\uDFFF escape or a surrogate already in the text.
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|[\ud800-\udfff]")
+
+
+def _may_nest(body: str) -> bool:
+    """False when the text has too few brackets to nest past the limit (skips the walk)."""
+    return body.count("{") + body.count("[") > MAX_JSON_DEPTH
+
+
+def _read(body: str, start: int, result: ParseResult) -> Any:
+    """The JSON value at ``start``: strict first, else the lenient reader."""
+    try:
+        value, end = json.JSONDecoder().raw_decode(body, start)
+    except json.JSONDecodeError:
+        repaired = repair_json(body, start)
+        result.repairs += repaired.notes
+        result.truncated = result.truncated or repaired.truncated
+        return repaired.value
+    if body[end:].strip():
+        result.repairs.append("ignored text after the JSON")
+    return value
+
+
 def _decode(body: str, result: ParseResult, lang: str) -> Any:
     start = body.find("{")
     if start < 0:
@@ -146,15 +185,14 @@ def _decode(body: str, result: ParseResult, lang: str) -> Any:
     if body[:start].strip():
         result.repairs.append("ignored text before the JSON")
     try:
-        value, end = json.JSONDecoder().raw_decode(body, start)
-    except json.JSONDecodeError:
-        repaired = repair_json(body, start)
-        value = repaired.value
-        result.repairs += repaired.notes
-        result.truncated = result.truncated or repaired.truncated
-    else:
-        if body[end:].strip():
-            result.repairs.append("ignored text after the JSON")
+        value = _read(body, start, result)
+    except RecursionError:
+        value = _TOO_DEEP
+    if value is _TOO_DEEP or (_may_nest(body) and json_depth(value) > MAX_JSON_DEPTH):
+        result.errors.append(_say("too_deep", lang, limit=MAX_JSON_DEPTH))
+        return None
+    if _SURROGATE_HINT.search(body):
+        value = clean_json(value)
     if not isinstance(value, dict):
         result.errors.append(_say("not_object", lang, got=type_name(value)))
         return None

@@ -1,21 +1,31 @@
 """A small JSON-schema checker for the subset our reply schemas use.
 
 Supported: ``type`` (object, array, string, integer, number, boolean), ``properties``,
-``required``, ``items``, ``enum``, ``minimum`` and ``default``. Obvious slips are fixed and
-noted (``"3"`` for an integer, a number where text belongs, one string where a list of strings
-belongs, an enum value in the wrong case). Everything else is an error that names the field;
-the field falls back to its default, and an invalid list item is dropped, so a reply that is
-partly wrong still gives what it got right.
+``required``, ``items``, ``enum``, ``minimum``, ``maxLength``, ``maxItems`` and ``default``.
+Obvious slips are fixed and noted (``"3"`` for an integer, a number where text belongs, one
+string where a list of strings belongs, an enum value in the wrong case). Everything else is an
+error that names the field; the field falls back to its default, and an invalid list item is
+dropped, so a reply that is partly wrong still gives what it got right.
+
+Nothing is dropped silently: every list item or field that is dropped is kept in
+``Checked.dropped`` with its reasons, so the pipeline can show it as a rejected event or MVU
+update. NaN and ±Infinity (``1e999`` too) are never accepted: JSON cannot store them, and a
+turn holding one could not be saved. Text longer than ``maxLength`` and lists longer than
+``maxItems`` are cut, and the cut is listed in ``Checked.cuts`` for a visible warning: a 1 MB
+summary entry must not be kept and resent with every later request.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from narrative_cli.safetext import non_finite
 
 _INVALID = object()
 _TYPE_NAMES = {
@@ -38,24 +48,55 @@ _MESSAGES = {
         "{path} 不能小于 {minimum}，收到 {got}",
         "{path} must be at least {minimum}, got {got}",
     ),
+    "non_finite": (
+        "{path} 含有 NaN 或 Infinity，不是可保存的数字",
+        "{path} holds NaN or Infinity, which is not a number JSON can store",
+    ),
+    "cut_text": (
+        "{path} 有 {size} 个字符，已截断为 {limit} 个",
+        "{path} was {size} characters long; cut to {limit}",
+    ),
+    "cut_list": (
+        "{path} 有 {size} 项，只保留前 {limit} 项",
+        "{path} had {size} items; kept the first {limit}",
+    ),
 }
+CUT_MARK = "…"
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 _FLOAT = re.compile(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """A list item or field left out of the cleaned value, with why (never silent)."""
+
+    path: str
+    value: Any
+    reasons: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+
 @dataclass
 class Checked:
-    """The cleaned value, the errors that remain and the slips that were fixed."""
+    """The cleaned value, the errors that remain, the slips that were fixed, what was dropped
+    and what was cut to the schema's length limits."""
 
     value: Any
     errors: list[str] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    cuts: list[str] = field(default_factory=list)
 
 
 def check(value: Any, schema: Mapping[str, Any], lang: str = "en") -> Checked:
     """``value`` checked against ``schema``; errors are worded in ``lang`` (zh or en)."""
     result = Checked(None)
-    cleaned = _Checker(lang, result).node(value, schema, "")
+    checker = _Checker(lang, result)
+    checker.nan = non_finite(value)  # one walk; the per-field checks run only when it found one
+    cleaned = checker.node(value, schema, "")
     result.value = None if cleaned is _INVALID else cleaned
     return result
 
@@ -90,6 +131,7 @@ class _Checker:
     def __init__(self, lang: str, result: Checked) -> None:
         self.zh = lang == "zh"
         self.result = result
+        self.nan = True
 
     def error(self, key: str, **values: Any) -> None:
         zh, en = _MESSAGES[key]
@@ -97,6 +139,15 @@ class _Checker:
 
     def fix(self, path: str, what: str) -> None:
         self.result.fixes.append(f"{path or 'reply'}: {what}")
+
+    def cut(self, key: str, **values: Any) -> None:
+        zh, en = _MESSAGES[key]
+        self.result.cuts.append((zh if self.zh else en).format(**values))
+
+    def dropped(self, path: str, value: Any, since: int) -> None:
+        """Record that ``value`` at ``path`` was left out, with the errors raised since."""
+        reasons = tuple(self.result.errors[since:]) or (path,)
+        self.result.dropped.append(Dropped(path, value, reasons))
 
     def wrong_type(self, path: str, want: str, value: Any) -> object:
         names = _TYPE_NAMES.get(want, (want, want))
@@ -106,12 +157,17 @@ class _Checker:
 
     def node(self, value: Any, schema: Mapping[str, Any], path: str) -> Any:
         kind = schema.get("type")
+        if self.nan and kind not in ("object", "array") and non_finite(value):
+            self.error("non_finite", path=path or "JSON")
+            return _INVALID
         if kind == "object":
             checked = self.object(value, schema, path)
         elif kind == "array":
             checked = self.array(value, schema, path)
         elif kind in ("string", "integer", "number", "boolean"):
             checked = self.scalar(value, kind, path)
+            if kind == "string" and isinstance(checked, str):
+                checked = self.limit(checked, schema.get("maxLength"), path)
         else:
             checked = value
         if checked is _INVALID:
@@ -126,15 +182,28 @@ class _Checker:
         if not isinstance(value, dict):
             return self.wrong_type(path, "object", value)
         cleaned = dict(value)
+        properties = schema.get("properties", {})
+        odd = [k for k in value if k not in properties and non_finite(value[k])] if self.nan else []
+        for key in odd:
+            where = f"{path}.{key}" if path else str(key)
+            since = len(self.result.errors)
+            self.error("non_finite", path=where)
+            if path:  # an item holding NaN is rejected whole, not kept without the number
+                return _INVALID
+            self.dropped(where, value[key], since)
+            cleaned.pop(key)
         required = set(schema.get("required", ()))
         complete = True
-        for key, sub in schema.get("properties", {}).items():
+        for key, sub in properties.items():
             where = f"{path}.{key}" if path else key
             present = key in value and value[key] is not None
+            since = len(self.result.errors)
             result = self.node(value[key], sub, where) if present else _INVALID
             if result is not _INVALID:
                 cleaned[key] = result
                 continue
+            if present and not path:
+                self.dropped(where, value[key], since)
             if key in required:
                 complete = False
                 if not present:
@@ -153,10 +222,22 @@ class _Checker:
             value = [value]
         if not isinstance(value, list):
             return self.wrong_type(path, "array", value)
+        limit = schema.get("maxItems")
+        if isinstance(limit, int) and len(value) > limit:
+            self.cut("cut_list", path=path, size=len(value), limit=limit)
+            value = value[:limit]
         kept = []
         for index, item in enumerate(value):
-            result = self.node(item, items, f"{path}[{index}]")
-            if result is not _INVALID:
+            where = f"{path}[{index}]"
+            since = len(self.result.errors)
+            if self.nan and non_finite(item):
+                self.error("non_finite", path=where)
+                result = _INVALID
+            else:
+                result = self.node(item, items, where)
+            if result is _INVALID:
+                self.dropped(where, item, since)
+            else:
                 kept.append(result)
         return kept
 
@@ -171,6 +252,13 @@ class _Checker:
         if kind == "boolean":
             return self.boolean(value, path)
         return self.number(value, kind, path)
+
+    def limit(self, text: str, limit: Any, path: str) -> str:
+        """``text`` cut to ``maxLength`` (ending in …), the cut noted for a warning."""
+        if not isinstance(limit, int) or len(text) <= limit:
+            return text
+        self.cut("cut_text", path=path, size=len(text), limit=limit)
+        return text[: max(0, limit - len(CUT_MARK))] + CUT_MARK
 
     def boolean(self, value: Any, path: str) -> Any:
         if isinstance(value, bool):
@@ -187,6 +275,9 @@ class _Checker:
             self.fix(path, f"{value!r} became a number")
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             return self.wrong_type(path, kind, value)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.error("non_finite", path=path or "JSON")
+            return _INVALID
         if kind == "integer" and isinstance(number, float):
             if not number.is_integer():
                 return self.wrong_type(path, kind, value)

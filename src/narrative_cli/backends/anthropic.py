@@ -20,6 +20,7 @@ from narrative_cli.backends.http_errors import error_from_event
 from narrative_cli.backends.usage import complete_usage, from_anthropic
 from narrative_cli.domain import Message
 from narrative_cli.errors import ContentFiltered, ProviderError
+from narrative_cli.safetext import clean_json
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -94,8 +95,8 @@ class AnthropicBuilder:
     def feed(self, data: str) -> str:
         """Take one event's data; returns the new story text."""
         try:
-            event = json.loads(data)
-        except ValueError:
+            event = clean_json(json.loads(data))  # an escaped lone surrogate: U+FFFD
+        except (ValueError, RecursionError):
             raise ProviderError(
                 f"{self.provider}: sent a malformed stream event: {one_line(data, 80)}"
             ) from None

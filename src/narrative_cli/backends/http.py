@@ -42,6 +42,7 @@ from narrative_cli.errors import (
     RequestRejected,
     StreamInterrupted,
 )
+from narrative_cli.safetext import clean_json
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +209,8 @@ class HTTPBackend:
 
     def _read_json(self, response: httpx.Response, builder: Builder) -> None:
         try:
-            data = response.json()
-        except ValueError:
+            data = clean_json(response.json())  # an escaped lone surrogate: U+FFFD
+        except (ValueError, RecursionError):
             snippet = redact(response.text[:120], self._key)
             raise ProviderError(f"{self.name}: the reply is not JSON: {snippet!r}") from None
         builder.whole(data)

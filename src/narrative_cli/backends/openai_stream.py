@@ -16,6 +16,7 @@ from typing import Any
 from narrative_cli.backends.base import one_line
 from narrative_cli.backends.http_errors import error_from_event
 from narrative_cli.errors import ProviderError
+from narrative_cli.safetext import clean_json
 
 _OPEN, _CLOSE = "<think>", "</think>"
 
@@ -116,8 +117,8 @@ class ReplyBuilder:
 
     def _decode(self, data: str) -> Mapping[str, Any]:
         try:
-            chunk = json.loads(data)
-        except ValueError:
+            chunk = clean_json(json.loads(data))  # an escaped lone surrogate: U+FFFD
+        except (ValueError, RecursionError):
             raise ProviderError(
                 f"{self.provider}: sent a malformed stream event: {one_line(data, 80)}"
             ) from None

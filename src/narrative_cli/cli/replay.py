@@ -82,6 +82,9 @@ def replay_command(
         Path | None,
         Opt("--report", metavar="FILE", help="Write per-log, per-turn figures to FILE.json."),
     ] = None,
+    force: Annotated[
+        bool, Opt("--force", help="Let --report overwrite an existing file.")
+    ] = False,
     diff: Annotated[
         tuple[Path, Path] | None,
         Opt(
@@ -120,5 +123,10 @@ def replay_command(
         rpm,
         opts.text(report),
         prices,
+        force,
     )
-    raise SystemExit(run_replay(request, view))
+    from narrative_cli.cli.errors import user_errors
+
+    with user_errors():
+        code = run_replay(request, view)
+    raise SystemExit(code)

@@ -40,13 +40,16 @@ def _command(name: str, *examples: str) -> Callable[[F], F]:
 
 @contextmanager
 def _store() -> Iterator[SessionStore]:
+    """The default store, closed afterwards; errors reported as ``main`` would (CliRunner)."""
+    from narrative_cli.cli.errors import user_errors
     from narrative_cli.store.sessions import SessionStore
 
-    store = SessionStore()
-    try:
-        yield store
-    finally:
-        store.close()
+    with user_errors():
+        store = SessionStore()
+        try:
+            yield store
+        finally:
+            store.close()
 
 
 @_command("list", "narrative sessions list --json")
@@ -86,8 +89,14 @@ def sessions_export(
             "Default: from FILE's suffix, else jsonl.",
         ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite FILE if it exists.")
+    ] = False,
 ) -> None:
-    """Export a session as a SillyTavern chat (.jsonl) or a full JSON dump."""
+    """Export a session as a SillyTavern chat (.jsonl) or a full JSON dump.
+
+    FILE is never the session database (nor a link to it); an existing FILE needs --force.
+    """
     from narrative_cli.store.export import export_json, export_jsonl
     from narrative_cli.ui.sessions_view import render_exported
 
@@ -95,9 +104,11 @@ def sessions_export(
     with _store() as store:
         info = store.find(session)
         if chosen is ExportFormat.json:
-            render_exported(str(file), export_json(store, info.id, file), "turns")
+            count = export_json(store, info.id, file, force=force)
+            render_exported(str(file), count, "turns")
         else:
-            render_exported(str(file), export_jsonl(store, info.id, file), "messages")
+            count = export_jsonl(store, info.id, file, force=force)
+            render_exported(str(file), count, "messages")
 
 
 @_command("import", "narrative sessions import chat.jsonl --card card.png --name rainy-night")

@@ -25,6 +25,7 @@ from narrative_cli.load.card_books import card_book_to_lorebook
 from narrative_cli.load.charx import find_zip, read_charx
 from narrative_cli.load.fields import Fields, json_type
 from narrative_cli.load.png import PngError, TextChunk, is_png, text_chunks
+from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,8 @@ def _v1_data(obj: dict[str, Any]) -> dict[str, Any]:
 
 def parse_card_object(obj: object, where: str, origin: str = "json") -> Card:
     """A Card from parsed card JSON (V1, V2, V3 or Gradio)."""
+    if json_depth(obj) > MAX_JSON_DEPTH:
+        raise CardError(f"{where}: the card nests JSON more than {MAX_JSON_DEPTH} levels deep")
     if not isinstance(obj, dict):
         raise CardError(f"{where}: not a character card (expected a JSON object, "
                         f"got {json_type(obj)})")
@@ -147,10 +150,12 @@ def _decode_payload(chunk: TextChunk, where: str) -> object:
         except UnicodeDecodeError:
             raise CardError(f"{what} does not decode to UTF-8 text") from None
     try:
-        return json.loads(text)
+        return clean_json(json.loads(text))
     except json.JSONDecodeError as exc:
         raise CardError(f"{what} does not hold valid JSON (line {exc.lineno}, "
                         f"column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise CardError(f"{what} nests JSON too deeply to be a card") from None
 
 
 def card_chunks(chunks: list[TextChunk]) -> list[TextChunk]:
@@ -194,6 +199,8 @@ def _parse_yaml(text: str, where: str) -> Card:
         obj = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise CardError(f"{where}: invalid YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise CardError(f"{where}: the YAML card nests too deeply") from None
     if not isinstance(obj, dict) or "name" not in obj:
         raise CardError(f"{where}: not a character card (a YAML card needs a 'name')")
     flat = {"name": obj.get("name"), "description": obj.get("context"),

@@ -3,7 +3,8 @@
 Line 1 is the header: ST 1.18 writes ``{"chat_metadata", "user_name": "unused",
 "character_name": "unused"}``, ST ≤1.12 ``{"user_name", "character_name", "create_date",
 "chat_metadata"}``. Every other line is one message. Like SillyTavern, lines that do not parse
-are skipped; unlike it, we count them (``Chat.skipped_lines``). ``is_system`` messages are kept
+are skipped; unlike it, we count them (``Chat.skipped_lines``) and say why, line by line
+(``Chat.problems``, shown as warnings by import and replay). ``is_system`` messages are kept
 and written back, but ``prompt_messages`` leaves them out. Fields we do not model are kept in
 ``ChatMessage.raw`` and the header's unknown keys in ``Chat.header``.
 """
@@ -18,6 +19,7 @@ from narrative_cli.domain import Card, Chat, ChatMessage
 from narrative_cli.errors import BadInput, ChatFileError
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields
+from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
 
 MESSAGE_FIELDS = frozenset({"name", "is_user", "is_system", "send_date", "mes", "swipes",
                             "swipe_id", "extra"})
@@ -62,24 +64,23 @@ def parse_chat(text: str, where: str) -> Chat:
     """A Chat from the text of a ``.jsonl`` file."""
     header: dict[str, Any] | None = None
     messages: list[ChatMessage] = []
-    skipped = 0
+    problems: list[str] = []
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            skipped += 1
+        obj = _line_json(line, number, where, problems)
+        if obj is None:
             continue
         if not isinstance(obj, dict):
-            skipped += 1
+            problems.append(f"line {number}: not a JSON object")
         elif header is None and not messages and _is_header(obj):
             header = obj
         else:
             try:
                 messages.append(parse_message(obj, f"{where}: line {number}"))
-            except BadInput:
-                skipped += 1
+            except BadInput as exc:
+                problems.append(f"line {number}: {exc.message.removeprefix(where + ': ')}")
+    skipped = len(problems)
     if header is None and not messages:
         problem = f"none of its {skipped} lines is a chat line" if skipped else "it is empty"
         raise ChatFileError(f"{where}: not a SillyTavern chat ({problem})")
@@ -92,8 +93,29 @@ def parse_chat(text: str, where: str) -> Chat:
                          or _first_name(messages, user=False)),
         create_date=create_date if isinstance(create_date, (str, int)) else None,
         chat_metadata=metadata if isinstance(metadata, dict) else {},
-        messages=messages, header=header, skipped_lines=skipped, path=where,
+        messages=messages, header=header, skipped_lines=skipped, path=where, problems=problems,
     )
+
+
+def _line_json(line: str, number: int, where: str, problems: list[str]) -> Any:
+    """One line's JSON, or None with the reason noted. A line nested deeper than any chat is
+    refused for the whole file (exit 2), as the issue asks, instead of crashing later."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.append(f"line {number}: not valid JSON ({exc.msg}, column {exc.colno})")
+        return None
+    except RecursionError:
+        obj = None
+        depth = MAX_JSON_DEPTH + 1
+    else:
+        depth = json_depth(obj)
+    if depth > MAX_JSON_DEPTH:
+        raise ChatFileError(
+            f"{where}: line {number} nests JSON more than {MAX_JSON_DEPTH} levels deep;"
+            " this is not a SillyTavern chat"
+        )
+    return clean_json(obj)
 
 
 def load_chat(path: files.PathLike) -> Chat:
@@ -150,9 +172,13 @@ def chat_to_jsonl(chat: Chat, variant: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def write_chat(chat: Chat, path: files.PathLike, variant: str | None = None) -> None:
-    """Write the chat as a SillyTavern ``.jsonl`` file (atomically)."""
-    files.write_text(path, chat_to_jsonl(chat, variant), error=ChatFileError, kind="chat")
+def write_chat(
+    chat: Chat, path: files.PathLike, variant: str | None = None, *, force: bool = True
+) -> None:
+    """Write the chat as a SillyTavern ``.jsonl`` file (atomically; an existing file only
+    with ``force``, the open session database never)."""
+    text = chat_to_jsonl(chat, variant)
+    files.write_text(path, text, error=ChatFileError, kind="chat", force=force)
 
 
 def prompt_messages(chat: Chat) -> list[ChatMessage]:

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.errors import BadInput
+from narrative_cli.held import check_target
+from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, clean_surrogates, json_depth
 
 MiB = 1024 * 1024
 
@@ -97,7 +99,7 @@ def decode_text(data: bytes, where: str, error: type[BadInput], kind: str) -> st
 def parse_json_text(text: str, where: str, error: type[BadInput], kind: str) -> Any:
     """Parsed JSON, or ``error`` naming the line and column of the first problem."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(
             f"{where}: invalid JSON in the {kind} file (line {exc.lineno}, column {exc.colno}: "
@@ -105,6 +107,9 @@ def parse_json_text(text: str, where: str, error: type[BadInput], kind: str) -> 
         ) from None
     except RecursionError:
         raise error(f"{where}: the {kind} file nests JSON too deeply") from None
+    if json_depth(value) > MAX_JSON_DEPTH:  # later walks of it would recurse that deep too
+        raise error(f"{where}: the {kind} file nests JSON more than {MAX_JSON_DEPTH} levels deep")
+    return clean_json(value)  # an escaped lone surrogate would crash the first print of it
 
 
 def read_text(path: PathLike, *, limit: int, error: type[BadInput], kind: str) -> str:
@@ -137,9 +142,17 @@ def is_special_file(path: PathLike) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def write_bytes(path: PathLike, data: bytes, *, error: type[BadInput], kind: str) -> None:
-    """Write ``data`` atomically: a temporary file in the same folder, then a rename."""
+def write_bytes(
+    path: PathLike, data: bytes, *, error: type[BadInput], kind: str, force: bool = True
+) -> None:
+    """Write ``data`` atomically: a temporary file in the same folder, then a rename.
+
+    ``held.check_target`` runs first: never over the open session database (or a link to
+    it), never over a directory or FIFO, and over an existing file only with ``force``
+    (commands pass their ``--force`` flag; the default suits writers of their own files).
+    """
     where = os.fspath(path)
+    check_target(where, force=force, error=error, kind=f"{kind} file")
     target = Path(where)
     folder = target.parent if str(target.parent) else Path(".")
     temporary = folder / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
@@ -158,6 +171,9 @@ def write_bytes(path: PathLike, data: bytes, *, error: type[BadInput], kind: str
         raise error(f"{where}: cannot write the {kind} file ({exc.strerror or exc})") from None
 
 
-def write_text(path: PathLike, text: str, *, error: type[BadInput], kind: str) -> None:
-    """Write UTF-8 ``text`` atomically."""
-    write_bytes(path, text.encode("utf-8"), error=error, kind=kind)
+def write_text(
+    path: PathLike, text: str, *, error: type[BadInput], kind: str, force: bool = True
+) -> None:
+    """Write UTF-8 ``text`` atomically (a lone surrogate becomes U+FFFD, never a crash)."""
+    data = clean_surrogates(text).encode("utf-8")
+    write_bytes(path, data, error=error, kind=kind, force=force)

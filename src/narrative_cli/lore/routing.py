@@ -15,7 +15,6 @@ each one gets a route and a stated reason, shown by ``inspect`` and ``lore test`
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from narrative_cli.domain import (
     POSITION_OUTLET,
     LoreEntry,
 )
+from narrative_cli.safetext import loads
 
 # Route names (a contract: inspect --json, lore test --json and traces use them).
 WORLDINFO1 = "worldinfo1"
@@ -65,7 +65,7 @@ def is_tool_json(content: str) -> bool:
     if not text.startswith("{"):
         return False
     try:
-        value = json.loads(text, strict=False)  # hand-written code often holds raw newlines
+        value = loads(text, strict=False)  # hand-written code often holds raw newlines
     except ValueError:
         return False
     if not isinstance(value, dict) or value.get("type") not in ("llm", "code"):

@@ -24,6 +24,7 @@ from narrative_cli.agents.parsing import corrective_message
 from narrative_cli.agents.schemas import response_format
 from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.agents.table import find_agent
+from narrative_cli.agents.validation import Dropped
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
 from narrative_cli.domain import Message
@@ -50,6 +51,8 @@ class JsonOutcome:
     retried: bool = False
     truncated: bool = False
     text: str = ""
+    dropped: list[Dropped] = field(default_factory=list)  # left out by validation, with why
+    cuts: list[str] = field(default_factory=list)  # cut to the schema's length limits
 
     @property
     def ok(self) -> bool:
@@ -140,7 +143,9 @@ class CallRunner:
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:
-            return JsonOutcome(first.value, truncated=first.truncated, text=reply.text)
+            return JsonOutcome(
+                first.value, truncated=first.truncated, text=reply.text, cuts=list(first.cuts)
+            )
         retry = [
             *messages,
             Message("assistant", reply.text),
@@ -152,7 +157,13 @@ class CallRunner:
         second = parse(again.text, self.lang, again.finish_reason)
         best = second if second.value is not None or first.value is None else first
         return JsonOutcome(
-            best.value, list(best.errors), retried=True, truncated=best.truncated, text=again.text
+            best.value,
+            list(best.errors),
+            retried=True,
+            truncated=best.truncated,
+            text=again.text,
+            dropped=list(best.dropped),
+            cuts=list(best.cuts),
         )
 
     def _retry_notice(self, agent: str) -> Callable[[int, int, BackendError, float], None]:

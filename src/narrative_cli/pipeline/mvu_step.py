@@ -67,7 +67,7 @@ def run_mvu_extract(state: TurnState) -> None:
         summary = mvu_summary(state.mvu or {}, state.lang)
 
         def build(inputs: PromptInputs) -> Prompt:
-            return build_mvu_extract(replace(inputs, state_summary=summary), state.narrative)
+            return build_mvu_extract(replace(inputs, state_summary=summary), state.prompt_narrative)
 
         prompt = fit_prompt(state, build, "mvu_extract")
         try:

@@ -246,6 +246,7 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         notes=notes,
         state_text=state.state_text(),
         usage=state.calls.account,
+        analysis_pending=state.analysis_pending,
     )
 
 

@@ -10,24 +10,29 @@ declaring ``story_summary``, ``state_summary`` or ``known_context``) run on the 
 Outputs keep that order: independent first (in entry order), then dependent.
 
 An analysis failure is never silent: a backend error or a reply that stays unparseable after
-the corrective retry becomes a visible warning saying the turn's events and summary were not
-recorded, and the turn goes on (its story text was already shown).
+the corrective retry becomes a visible warning, the turn goes on (its story text was already
+shown) and is stored marked ``analysis_pending``, so ``/retry`` can run the analysis alone.
+Events the reply schema rejected (one holding NaN, say) are shown as rejected events with
+their reasons, like those the state engine rejects.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from narrative_cli.agents.replies import Analysis
+from narrative_cli.agents.validation import Dropped
 from narrative_cli.context.router import build_analysis
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
 from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import run_mvu_extract
-from narrative_cli.pipeline.stages import llm_tool_call, report_tools
+from narrative_cli.pipeline.stages import llm_tool_call, report_tools, warn_cuts
 from narrative_cli.pipeline.turn import TurnState
-from narrative_cli.state.engine import apply_events
+from narrative_cli.safetext import finite_copy
+from narrative_cli.state.engine import EventRecord, apply_events
 from narrative_cli.tools.definitions import ToolDef
 from narrative_cli.tools.runner import ToolResult, run_post_pipeline, split_independent
 
@@ -51,7 +56,7 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     """Analysis ‖ independent llm tools ‖ mvu_extract; code tools here, in order (they draw
     from the session RNG, so they never run concurrently); then the dependent tools."""
     independent, dependent = split_independent(tools)
-    context, code_state = state.tool_context(narrative=state.narrative), state.code_state()
+    context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
     llm = [tool for tool in independent if tool.type == "llm"]
     pool = ThreadPoolExecutor(max_workers=1 + len(llm) + int(mvu), thread_name_prefix="post")
     try:
@@ -79,7 +84,7 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
 def run_analysis(state: TurnState) -> AnalysisOutcome:
     """The merged analysis call: events and summary entries (errors returned, not raised)."""
     with state.stage("analysis"):
-        prompt = fit_prompt(state, lambda i: build_analysis(i, state.narrative), "analysis")
+        prompt = fit_prompt(state, lambda i: build_analysis(i, state.prompt_narrative), "analysis")
         try:
             return state.calls.complete_json(
                 "analysis",
@@ -90,24 +95,42 @@ def run_analysis(state: TurnState) -> AnalysisOutcome:
             return error
 
 
+def analysis_failure(outcome: AnalysisOutcome) -> str | None:
+    """Why the analysis gave nothing usable (None: it did)."""
+    if isinstance(outcome, BackendError):
+        return f"analysis failed ({outcome.message})"
+    if outcome.value is None:
+        errors = "; ".join(outcome.errors)
+        return f"analysis reply unusable after a corrective retry ({errors})"
+    return None
+
+
 def apply_analysis(state: TurnState, outcome: AnalysisOutcome) -> None:
-    """Apply the analysis: events through the state engine, entries into the summary store."""
+    """Apply the analysis: events through the state engine, entries into the summary store.
+
+    When it gave nothing usable the turn is still stored, marked ``analysis_pending`` with
+    the reason; ``/retry`` then runs only the analysis (``pipeline.analysis_retry``).
+    """
     with state.stage("state"):
-        lost = "this turn's state events and summary were NOT recorded"
-        if isinstance(outcome, BackendError):
-            state.warn("analysis", f"analysis failed ({outcome.message}); {lost}")
-            return
-        if outcome.value is None:
-            errors = "; ".join(outcome.errors)
+        failure = analysis_failure(outcome)
+        if failure is not None or isinstance(outcome, BackendError):
+            state.analysis_pending = failure
             state.warn(
-                "analysis", f"analysis reply unusable after a corrective retry ({errors}); {lost}"
+                "analysis",
+                f"{failure}; this turn's state events and summary were NOT recorded "
+                "(analysis pending: /retry runs the analysis again)",
             )
             return
-        if outcome.errors:
-            state.warn("analysis", "analysis reply partly invalid: " + "; ".join(outcome.errors))
+        assert outcome.value is not None
+        reported = {reason for item in outcome.dropped for reason in item.reasons}
+        errors = [error for error in outcome.errors if error not in reported]
+        if errors:
+            state.warn("analysis", "analysis reply partly invalid: " + "; ".join(errors))
         if outcome.truncated:
             state.warn("analysis", "analysis reply was cut off; what was complete was kept")
+        warn_cuts(state, "analysis", outcome)
         _apply(state, Analysis.from_json(outcome.value))
+        state.events_rejected.extend(_dropped_events(state, outcome.dropped))
 
 
 def _apply(state: TurnState, analysis: Analysis) -> None:
@@ -121,22 +144,37 @@ def _apply(state: TurnState, analysis: Analysis) -> None:
         state.warn("analysis", "analysis gave no summary entry for this turn")
 
 
+def _dropped_events(state: TurnState, dropped: list[Dropped]) -> list[EventRecord]:
+    """Events that failed the reply schema, as rejected events with their reasons (a NaN in
+    a ``set_flag`` value or a relationship delta ends here, written as the text "NaN")."""
+    records = []
+    for item in dropped:
+        if not item.path.startswith("events"):
+            continue
+        event = finite_copy(item.value)
+        kind = str(event.get("type") or "?") if isinstance(event, dict) else "?"
+        records.append(
+            EventRecord(kind, event, False, state.game.time, item.reason, turn=state.number)
+        )
+    return records
+
+
 def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
     """Run post-pipeline tools in order; outputs become part of the visible message."""
     if not tools:
         return
     with state.stage("post"):
-        context = state.tool_context(narrative=state.narrative)
+        context = state.tool_context(narrative=state.prompt_narrative)
         _record(state, _results(state, tools, context, state.code_state()))
 
 
 def _results(
-    state: TurnState, tools: list[ToolDef], context: dict[str, str], code_state: dict[str, Any]
+    state: TurnState, tools: list[ToolDef], context: Mapping[str, str], code_state: dict[str, Any]
 ) -> list[ToolResult]:
     """One result per tool (code tools as sandboxed code, llm tools as calls)."""
     if not tools:
         return []
-    past = {t.number: _message_text(t.narrative, t.post_outputs) for t in state.story.history}
+    past = _reachable_outputs(state, tools)
     return run_post_pipeline(
         tools,
         context,
@@ -147,6 +185,18 @@ def _results(
         past_outputs=past,
         current_turn=state.number,
     )
+
+
+def _reachable_outputs(state: TurnState, tools: list[ToolDef]) -> dict[int, str]:
+    """The message text of the past turns some tool's ``tag_lookback`` reaches (newest first
+    from the end: reading every past turn made each turn cost more as the story grew)."""
+    reach = max((t.tag_lookback for t in tools if t.type == "llm" and t.output_tag), default=0)
+    past: dict[int, str] = {}
+    for turn in reversed(state.story.history):
+        if turn.number < state.number - reach:
+            break
+        past[turn.number] = _message_text(turn.narrative, turn.post_outputs)
+    return past
 
 
 def _record(state: TurnState, results: list[ToolResult]) -> None:

@@ -142,6 +142,7 @@ class TurnRecord:
     notes: list[str] = field(default_factory=list)
     state_text: str = ""
     usage: TurnAccount = field(default_factory=TurnAccount)
+    analysis_pending: str | None = None  # the analysis failed (why): stored, /retry runs it
 
     def history_turn(self) -> PlayedTurn:
         """The turn as the history of later prompts holds it."""
@@ -178,6 +179,7 @@ class TurnRecord:
             "notes": self.notes,
             "state_text": self.state_text,
             "usage": self.usage.to_dict(),
+            **({"analysis_pending": self.analysis_pending} if self.analysis_pending else {}),
         }
 
     @classmethod
@@ -208,6 +210,7 @@ class TurnRecord:
             notes=[str(n) for n in _items(record, "notes")],
             state_text=str(record.get("state_text") or ""),
             usage=TurnAccount.from_dict(record.get("usage") or {}),
+            analysis_pending=_pending(record.get("analysis_pending")),
         )
 
 
@@ -239,6 +242,11 @@ def greeting_record(narrative: str, greeting_index: int) -> dict[str, Any]:
 def _stream(value: object) -> int:
     """The record's random stream (records before dice tries had none: stream 0)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _pending(value: object) -> str | None:
+    """Why the turn's analysis is still pending (a non-empty text), or None when it ran."""
+    return str(value) if value else None
 
 
 def _items(record: Mapping[str, Any], key: str) -> list[Any]:

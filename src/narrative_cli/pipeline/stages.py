@@ -15,6 +15,7 @@ from narrative_cli.context.recall import recall_turns
 from narrative_cli.context.router import build_merged_writing, build_planning, build_writing
 from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError
+from narrative_cli.pipeline.calls import JsonOutcome
 from narrative_cli.pipeline.events import ToolResultEvent
 from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import apply_reply as apply_mvu
@@ -74,7 +75,14 @@ def planning_stage(state: TurnState) -> None:
             )
         elif outcome.errors:
             state.warn("planning", f"planning: parts of the plan were invalid ({errors})")
+        warn_cuts(state, "planning", outcome)
         state.plan = None if outcome.value is None else Plan.from_json(outcome.value)
+
+
+def warn_cuts(state: TurnState, agent: str, outcome: JsonOutcome) -> None:
+    """A visible warning for each text or list cut to the reply schema's length limits."""
+    for cut in outcome.cuts:
+        state.warn(agent, f"{agent}: {cut}")
 
 
 def _planning_toolset(state: TurnState) -> ToolSet:

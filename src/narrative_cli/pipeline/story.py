@@ -42,6 +42,7 @@ from narrative_cli.pipeline.records import (
     TurnResult,
     greeting_record,
 )
+from narrative_cli.regex.scripts import RegexScripts, scripts_for
 from narrative_cli.rng import new_rng, rng_state
 from narrative_cli.state.engine import GameState, sync_from_lore
 from narrative_cli.state.mvu_commands import strip_update_blocks
@@ -80,6 +81,15 @@ class Story:
     problems: list[str] = field(default_factory=list)
     clock: Callable[[], datetime] = datetime.now
     authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
+    _prompt_regex: RegexScripts | None = field(default=None, repr=False)
+
+    @property
+    def prompt_regex(self) -> RegexScripts:
+        """The card's regex scripts for prompts, built once per session (a script that runs
+        past its time limit stays skipped for the rest of it)."""
+        if self._prompt_regex is None:
+            self._prompt_regex = scripts_for(self.card, self.persona, self.lang, target="prompt")
+        return self._prompt_regex
 
     @property
     def next_turn(self) -> int:

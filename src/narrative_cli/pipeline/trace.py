@@ -24,14 +24,17 @@ is, in one place) masks credential-named keys, URL credentials and known keys be
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from narrative_cli import held
 from narrative_cli.credentials import is_secret_name, scrub, scrub_text
-from narrative_cli.errors import NarrativeError
+from narrative_cli.errors import BadInput, NarrativeError
+from narrative_cli.safetext import clean_surrogates
 
 if TYPE_CHECKING:
     from narrative_cli.pipeline.story import TurnResult
@@ -135,7 +138,7 @@ class TraceWriter:
 
     def record_call(self, call: CallTrace) -> None:
         """Append one call to calls.jsonl (thread-safe) and keep it for the turn file."""
-        line = json.dumps(call.to_json(self.session), ensure_ascii=False)
+        line = clean_surrogates(json.dumps(call.to_json(self.session), ensure_ascii=False))
         with self._lock:
             self._calls.append(call)
             self._append(line)
@@ -157,6 +160,7 @@ class TraceWriter:
         return self._write(number, failed_turn_markdown(number, mode, calls, error, self.session))
 
     def _append(self, line: str) -> None:
+        _check_trace_file(self.calls_file)
         try:
             with self.calls_file.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
@@ -165,11 +169,23 @@ class TraceWriter:
 
     def _write(self, number: int, text: str) -> Path:
         path = self.turn_file(number)
+        _check_trace_file(path)
         try:
-            path.write_text(scrub_text(text), encoding="utf-8")
+            path.write_text(clean_surrogates(scrub_text(text)), encoding="utf-8")
         except OSError as exc:
             raise _io_error(path, "cannot write", exc) from None
         return path
+
+
+def _check_trace_file(path: Path) -> None:
+    """A trace file is ours to append or rewrite, but never the open database (or a link to
+    it) and never a FIFO or a directory: those are refused before anything is written."""
+    what = held.protected(path)
+    if what is not None:
+        raise BadInput(f"--trace {path}: refusing to write the trace over {what}",
+                       hint="give --trace a directory of its own")
+    if os.path.lexists(path) and not path.is_file():
+        raise BadInput(f"--trace {path}: is not a regular file; refusing to write to it")
 
 
 def _io_error(path: Path, what: str, exc: OSError) -> NarrativeError:

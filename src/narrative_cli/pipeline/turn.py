@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from narrative_cli.agents.guide import writing_guide_text
@@ -33,13 +34,15 @@ from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
-from narrative_cli.pipeline.story import Snapshot, Story
+from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
+from narrative_cli.regex import prompt as regex_prompt
+from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tools.definitions import ToolDef
-from narrative_cli.tools.llm_tools import world_full
+from narrative_cli.tools.llm_tools import LazyContext, world_full
 from narrative_cli.tools.runner import ToolResult, code_state, dice_results_text
 
 
@@ -83,6 +86,7 @@ class TurnState:
     mvu_from_writer: bool = False  # the writer's reply carried MVU commands
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[BudgetCut] = field(default_factory=list)
+    analysis_pending: str | None = None  # why the analysis failed; /retry runs it alone
 
     @classmethod
     def start(
@@ -137,10 +141,34 @@ class TurnState:
 
     # -- shared texts -----------------------------------------------------------------------
 
-    @property
+    @cached_property
     def history(self) -> list[HistoryTurn]:
-        """The finished turns as the prompt builders see them (greeting = turn 0)."""
-        return [HistoryTurn(t.number, t.user_input or "", t.narrative) for t in self.story.history]
+        """The finished turns as the prompt builders see them (greeting = turn 0), after the
+        card's prompt-side regex scripts. Depth counts messages back from this turn's input
+        (0), as SillyTavern counts them when it builds a prompt.
+
+        Built once per turn (the story's history does not change while a turn runs). Without
+        prompt-side scripts the text of a past turn never changes, so the list is extended from
+        the last turn's (cost flat with length); scripts with a depth range must see every turn
+        at its new depth, so with scripts the whole history goes through one sandbox call."""
+        scripts = self.story.prompt_regex
+        if not (scripts.applies_to(AI_OUTPUT) or scripts.applies_to(USER_INPUT)):
+            return prompt_history(self.story)
+        return regex_prompt.prompt_history(self.story.history, scripts)
+
+    @property
+    def prompt_input(self) -> str:
+        """This turn's input as the model is sent it (prompt-side regex scripts, depth 0)."""
+        return regex_prompt.prompt_input(self.user_input, self.story.prompt_regex)
+
+    @property
+    def prompt_narrative(self) -> str:
+        """This turn's story as later agents are sent it (prompt-side scripts, depth 0)."""
+        return regex_prompt.prompt_text(self.story.prompt_regex.ai_output(self.narrative, 0))
+
+    def lore_text(self, entry: LoreEntry) -> str:
+        """A lore entry's content as the model is sent it (world-info regex scripts)."""
+        return regex_prompt.lore_text(entry, self.story.prompt_regex)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""
@@ -161,7 +189,9 @@ class TurnState:
         return state_summary(self.game, self.lang)
 
     def summary_entries(self) -> list[SummaryEntry]:
-        return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        if self.summaries.lang != self.lang:
+            return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
+        return [SummaryEntry(turn, text) for turn, text in self.summaries.labelled_entries]
 
     def prompt_inputs(self) -> PromptInputs:
         """The builders' inputs with this turn's plan, tool results and recalled turns."""
@@ -183,16 +213,16 @@ class TurnState:
             persona=story.persona,
             lang="zh" if self.lang == "zh" else "en",
             turn=self.number,
-            user_input=self.user_input,
+            user_input=self.prompt_input,
             history=self.history,
             planning_window=WindowSettings(*self.window_settings("planning")),
             writing_window=WindowSettings(*self.window_settings("writing")),
             summaries=self.summary_entries(),
             state_summary=self.state_text(),
-            worldinfo1=[e.content for e in self.routed.worldinfo1],
-            worldinfo2=[e.content for e in self.routed.worldinfo2],
-            worldinfo3=[e.content for e in self.routed.worldinfo3],
-            outlets={k: [e.content for e in v] for k, v in self.routed.outlets.items()},
+            worldinfo1=[self.lore_text(e) for e in self.routed.worldinfo1],
+            worldinfo2=[self.lore_text(e) for e in self.routed.worldinfo2],
+            worldinfo3=[self.lore_text(e) for e in self.routed.worldinfo3],
+            outlets={k: [self.lore_text(e) for e in v] for k, v in self.routed.outlets.items()},
             preset=story.preset,
             authors_note=story.authors_note,
             preset_mode=effective_preset_mode(pipeline.preset_mode, story.preset),
@@ -215,21 +245,31 @@ class TurnState:
         return {"stat_data": self.mvu, "display_data": meta.get("display_data") or {},
                 "delta_data": meta.get("delta_data") or {}}
 
-    def tool_context(self, *, narrative: str = "") -> dict[str, str]:
-        """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now."""
-        inputs = self.prompt_inputs()
-        return {
-            "world_full": world_full(self.world_entries or self.story.entries, self.lang),
-            "story_summary": self.summaries.render(),
-            "recent_turns": parts.recent_turns(self.window("writing"), self.lang).text,
-            "narrative_text": narrative,
-            "writing_guide": writing_guide_text(self.plan, self.lang),
-            "state_summary": self.state_text(),
-            "user_persona": parts.persona(inputs).text,
-            "user_input": self.user_input,
-            "dice_results": dice_results_text(self.tool_results, self.lang),
-            "known_context": known_context(self.game),
-        }
+    def tool_context(self, *, narrative: str = "") -> LazyContext:
+        """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now.
+
+        The world, the summary, the window and the persona are rendered only when a tool
+        reads them (``world_full`` renders the whole world); what a concurrent stage may still
+        change (state, dice results, plan) is taken now, as before."""
+        state, known = self.state_text(), known_context(self.game)
+        dice = dice_results_text(self.tool_results, self.lang)
+        guide = writing_guide_text(self.plan, self.lang)
+        summaries, window = self.summaries, self.window("writing")
+        entries = self.world_entries or self.story.entries
+        return LazyContext(
+            {
+                "world_full": lambda: world_full(entries, self.lang),
+                "story_summary": summaries.render,
+                "recent_turns": lambda: parts.recent_turns(window, self.lang).text,
+                "narrative_text": lambda: narrative,
+                "writing_guide": lambda: guide,
+                "state_summary": lambda: state,
+                "user_persona": lambda: parts.persona(self.prompt_inputs()).text,
+                "user_input": lambda: self.user_input,
+                "dice_results": lambda: dice,
+                "known_context": lambda: known,
+            }
+        )
 
     def code_state(self) -> dict[str, Any]:
         """What a code tool's ``state`` sees: the game state and the MVU variables."""
@@ -255,3 +295,31 @@ class TurnState:
             mvu_data=dict(self.mvu_data),
             global_variables=dict(self.global_variables),
         )
+
+
+_BUILT: dict[int, tuple[Story, list[PlayedTurn], list[HistoryTurn]]] = {}  # by id(story)
+
+
+def _history_turn(turn: PlayedTurn) -> HistoryTurn:
+    """A past turn as prompts see it: without the MVU placeholder and update blocks."""
+    clean = regex_prompt.prompt_text
+    return HistoryTurn(turn.number, clean(turn.user_input or ""), clean(turn.narrative))
+
+
+def prompt_history(story: Story) -> list[HistoryTurn]:
+    """``story.history`` as ``HistoryTurn``s, extending the list built for the last turn when
+    the turns before are the same objects (the usual next turn), else built afresh."""
+    played = story.history
+    cached = _BUILT.get(id(story))
+    if cached is not None and cached[0] is story:
+        _, seen, built = cached
+        if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
+            new = played[len(seen) :]
+            built = built + [_history_turn(t) for t in new]
+            _BUILT[id(story)] = (story, list(played), built)
+            return list(built)
+    built = [_history_turn(t) for t in played]
+    if len(_BUILT) > 32:
+        _BUILT.clear()
+    _BUILT[id(story)] = (story, list(played), built)
+    return list(built)

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from narrative_cli.domain import AuthorsNote
-from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled
+from narrative_cli.errors import (
+    BackendError,
+    BadInput,
+    NarrativeError,
+    TurnCancelled,
+    TurnNotSaved,
+)
 from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play import reports
@@ -96,7 +102,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("cost", "", "session totals: calls, tokens, what the cache saved"),
     Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
             ("auto", "merged", "serial", "parallel")),
-    Command("export", "FILE", "export the session (.jsonl SillyTavern chat, .json everything)"),
+    Command("export", "FILE [--force]",
+            "export the session (.jsonl SillyTavern chat, .json everything)"),
     Command("quit", "", "leave (the story is saved after every turn)"),
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
@@ -113,6 +120,7 @@ class Dispatcher:
         self.screen = screen
         self.show_summary = True
         self.rolls = 0
+        self._quit_warned = False
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -159,6 +167,11 @@ class Dispatcher:
         except TurnCancelled:
             self.screen.info("Turn cancelled; nothing was saved.")
             return Outcome(cancelled=True)
+        except TurnNotSaved as error:  # shown in full, kept in memory, /retry stores it
+            if isinstance(error.result, TurnResult):
+                self.screen.show_turn(self.play, error.result, view, summary=self.show_summary)
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True)
         except BackendError as error:
             self.screen.error(error.message, backend_hint(error))
             return Outcome(failed=True)
@@ -251,6 +264,10 @@ class Dispatcher:
         return self._turn(lambda view: self.play.continue_(view), prefix=so_far)
 
     def cmd_retry(self, args: list[str]) -> Outcome:
+        if self.play.unsaved is not None:
+            number = self.play.save_unsaved().number
+            self.screen.info(f"Turn {number} saved.")
+            return Outcome()
         if self.play.failure is None:
             raise NarrativeError("nothing to retry: the last turn did not fail")
         return self._turn(lambda view: self.play.retry(view))
@@ -303,13 +320,23 @@ class Dispatcher:
         return Outcome()
 
     def cmd_export(self, args: list[str]) -> Outcome:
-        if not args:
+        force = "--force" in args
+        words = [word for word in args if word != "--force"]
+        if not words:
             raise BadInput("/export needs a file name, e.g. /export story.jsonl")
-        count, what = self.play.export(" ".join(args))
-        self.screen.info(f"Wrote {count} {what} to {' '.join(args)}.")
+        count, what = self.play.export(" ".join(words), force=force)
+        self.screen.info(f"Wrote {count} {what} to {' '.join(words)}.")
         return Outcome()
 
     def cmd_quit(self, args: list[str]) -> Outcome:
+        unsaved = self.play.unsaved
+        if unsaved is not None and not self._quit_warned:  # say it once; a second /quit goes
+            self._quit_warned = True
+            self.screen.error(
+                f"turn {unsaved.result.number} is shown but not saved",
+                hint="/retry stores it, /undo drops it; /quit again leaves without it",
+            )
+            return Outcome(failed=True)
         return Outcome(quit=True)
 
 

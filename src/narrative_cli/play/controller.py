@@ -24,7 +24,11 @@ backends, name=...)`` with any ``BackendSet``.
 Guarantees: a turn is committed in one store transaction only when the pipeline finished.
 A backend failure, Ctrl-C (``TurnCancelled``) or an exception leaves the session and the
 in-memory story exactly at the last committed turn; the failed action is remembered for
-``retry``. Only the last turn can be regenerated, swiped or continued (the store refuses
+``retry``. A finished turn the store cannot take (disk full, read-only, locked) is kept in
+memory (``unsaved``) and ``TurnNotSaved`` says why; ``retry`` stores it once the cause is
+gone, ``undo`` drops it. A turn whose analysis failed is stored marked pending, and ``retry``
+runs only its analysis. A session is open in one process at a time (``store.locks``).
+Only the last turn can be regenerated, swiped or continued (the store refuses
 older ones, because later snapshots were built on them).
 """
 
@@ -37,7 +41,13 @@ from typing import Any
 
 from narrative_cli import paths
 from narrative_cli.domain import AuthorsNote, Card
-from narrative_cli.errors import NarrativeError, SnapshotMissing, StoreError, TurnCancelled
+from narrative_cli.errors import (
+    NarrativeError,
+    SnapshotMissing,
+    StoreError,
+    TurnCancelled,
+    TurnNotSaved,
+)
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import Listener
@@ -57,6 +67,15 @@ class Failure:
     kind: str
     user_input: str
     error: str
+
+
+@dataclass(frozen=True)
+class Unsaved:
+    """A finished, shown turn the store could not take yet: kept for ``retry``."""
+
+    kind: str  # play | regenerate | continue | analysis
+    result: TurnResult
+    before: Snapshot  # the snapshot the turn started from
 
 
 @dataclass(frozen=True)
@@ -91,8 +110,14 @@ class PlaySession:
         self.last = last
         self.previous: Snapshot | None = None  # the snapshot the last turn started from
         self.failure: Failure | None = None
+        self.unsaved: Unsaved | None = None
         self.warnings: list[str] = list(story.problems)
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
+        try:
+            self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
+        except StoreError:
+            backends.close()
+            raise
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -243,19 +268,44 @@ class PlaySession:
         return self._attempt("continue", user_input, action, listener)
 
     def retry(self, listener: Listener | None = None) -> TurnResult:
-        """Try the failed action again (same input); NarrativeError when nothing failed."""
+        """Try the failed action again (same input); NarrativeError when nothing failed.
+
+        An unsaved turn is stored (no model call); a turn whose analysis is pending gets only
+        its analysis run again.
+        """
         failure = self.failure
+        if self.unsaved is not None:
+            return self.save_unsaved()
         if failure is None:
             raise NarrativeError("nothing to retry: the last turn did not fail")
+        if failure.kind == "analysis":
+            return self._attempt("analysis", failure.user_input, self._analysis, listener)
         if failure.kind == "regenerate":
             return self.regenerate(listener)
         if failure.kind == "continue":
             return self.continue_(listener)
         return self.play(failure.user_input, listener)
 
+    def save_unsaved(self) -> TurnResult:
+        """Store the turn the store refused earlier; TurnNotSaved again if it still cannot."""
+        unsaved = self.unsaved
+        if unsaved is None:
+            raise NarrativeError("nothing to save: every shown turn is stored")
+        self._store_or_keep(unsaved.kind, unsaved.result, unsaved.before)
+        self.unsaved = None
+        self.failure = None
+        return self._finished(unsaved.kind, unsaved.result, unsaved.before)
+
     def _attempt(
         self, kind: str, user_input: str, action: Action, listener: Listener | None
     ) -> TurnResult:
+        if self.unsaved is not None:  # the shown turn first: nothing may be built past it
+            try:
+                self.save_unsaved()
+            except TurnNotSaved as error:
+                raise StoreError(
+                    f"{error.message}; nothing new was played", hint=error.hint
+                ) from error
         before = self.story.snapshot
         try:
             result = action(listener)
@@ -266,8 +316,13 @@ class PlaySession:
             if not isinstance(error, StoreError):
                 self.failure = Failure(kind, user_input, str(error))
             raise
+        return self._finished(kind, result, before)
+
+    def _finished(self, kind: str, result: TurnResult, before: Snapshot) -> TurnResult:
         self.failure = None
-        self.previous = before if kind == "play" else self._snapshot(result.number - 1)
+        if result.analysis_pending:
+            self.failure = Failure("analysis", result.user_input, result.analysis_pending)
+        self.previous = before if kind == "play" else self._previous_snapshot(result.number)
         self.last = result
         return result
 
@@ -277,10 +332,7 @@ class PlaySession:
         result = run_turn(
             self.story, user_input, self.backends, listener, self.trace, rng_stream=stream
         )
-        self.store.commit_turn(self.session_id, result.to_record(), result.snapshot.to_dict())
-        self.story.advance(result)
-        self.account.add_turn(result.usage)
-        self.account.turns = result.number
+        self._store_or_keep("play", result, self.story.snapshot)
         return result
 
     def _redo(
@@ -299,10 +351,54 @@ class PlaySession:
             base, user_input, backends or self.backends, listener, self.trace,
             rng_stream=rng_stream,
         )  # fmt: skip
-        record, snapshot = result.to_record(), result.snapshot.to_dict()
-        self.store.replace_turn(self.session_id, number, record, snapshot)
-        self._reload()
+        self._store_or_keep("regenerate", result, base.snapshot)
         return result
+
+    def _analysis(self, listener: Listener | None) -> TurnResult:
+        """Run only the analysis of the last turn (stored with its analysis pending)."""
+        from narrative_cli.pipeline.analysis_retry import retry_analysis
+
+        number = self._last_number("retry the analysis of")
+        record = TurnRecord.read(self.store.record(self.session_id, number))
+        if not record.analysis_pending:
+            raise NarrativeError(f"turn {number} has its analysis; nothing to retry")
+        base = self._story_before(number)
+        after = self._snapshot(number)
+        result = retry_analysis(base, record, after, self.backends, listener, self.trace)
+        self._store_or_keep("analysis", result, base.snapshot)
+        return result
+
+    def _store_or_keep(self, kind: str, result: TurnResult, before: Snapshot) -> None:
+        """Store a finished turn; when the store refuses, keep it in memory and say why."""
+        try:
+            self._write(kind, result)
+        except StoreError as error:
+            self.unsaved = Unsaved(kind, result, before)
+            self.failure = Failure("save", result.user_input, error.message)
+            self.previous = before
+            cause = getattr(error, "cause", None) or error.message
+            raise TurnNotSaved(
+                f"turn {result.number} is shown but NOT saved: {cause}",
+                result=result,
+                hint="it is kept in memory: fix the cause, then /retry stores it"
+                " (/undo drops it)",
+            ) from error
+        if kind == "play":
+            self.story.advance(result)
+            self.account.add_turn(result.usage)
+            self.account.turns = result.number
+        else:
+            self._reload()
+
+    def _write(self, kind: str, result: TurnResult) -> None:
+        """The one store transaction of a finished turn (nothing else may fail in between)."""
+        record, snapshot = result.to_record(), result.snapshot.to_dict()
+        if kind == "play":
+            self.store.commit_turn(self.session_id, record, snapshot)
+        elif kind == "analysis":
+            self.store.amend_last_turn(self.session_id, result.number, record, snapshot)
+        else:
+            self.store.replace_turn(self.session_id, result.number, record, snapshot)
 
     def _story_before(self, number: int) -> Story:
         """A copy of the story as it was before turn ``number`` (nothing of ours changes)."""
@@ -332,7 +428,12 @@ class PlaySession:
         return state
 
     def undo(self) -> int:
-        """Drop the last turn; returns the turn the story is now at."""
+        """Drop the last turn (a shown but unsaved turn first); returns the turn now last."""
+        if self.unsaved is not None:
+            self.unsaved = None
+            self.failure = None
+            self._reload()
+            return self.turn
         state = self.store.drop_last_turn(self.session_id)
         self.failure = None
         self._reload()
@@ -343,6 +444,9 @@ class PlaySession:
         info = self.info()
         new_name = name or f"{info.name} (branch at turn {self.story.snapshot.turn})"
         new_id = self.store.branch(self.session_id, self.story.snapshot.turn, new_name)
+        lock = self.store.lock_session(new_id)
+        self._lock.release()
+        self._lock = lock
         self.session_id = new_id
         if self.trace is not None:
             self.trace.session = str(new_id)
@@ -357,6 +461,12 @@ class PlaySession:
         self.account = opening.stored_account(self.store, self.session_id)
         self.last = TurnResult.from_record(state.record, state.snapshot) if state.number else None
         self.previous = self._previous_snapshot(state.number)
+        last = self.last
+        if last is not None and last.analysis_pending:  # resumed, swiped or undone onto a
+            # turn whose analysis is still missing
+            self.failure = Failure("analysis", last.user_input, last.analysis_pending)
+        elif self.failure is not None and self.failure.kind == "analysis":
+            self.failure = None
 
     def _previous_snapshot(self, number: int) -> Snapshot | None:
         """The snapshot turn ``number`` started from; None for turn 0, and for a re-imported
@@ -403,14 +513,15 @@ class PlaySession:
         self.story.authors_note = note
         return note
 
-    def export(self, path: str | Path) -> tuple[int, str]:
-        """Export the session: ``.json`` a full dump, anything else a SillyTavern chat."""
+    def export(self, path: str | Path, *, force: bool = False) -> tuple[int, str]:
+        """Export the session: ``.json`` a full dump, anything else a SillyTavern chat (never
+        over the open database; over an existing file only with ``force``)."""
         from narrative_cli.store.export import export_json, export_jsonl
 
         target = Path(path).expanduser()
         if target.suffix.lower() == ".json":
-            return export_json(self.store, self.session_id, target), "turns"
-        return export_jsonl(self.store, self.session_id, target), "messages"
+            return export_json(self.store, self.session_id, target, force=force), "turns"
+        return export_jsonl(self.store, self.session_id, target, force=force), "messages"
 
     def info(self) -> SessionInfo:
         """The stored session header (name, card, turns)."""
@@ -429,7 +540,8 @@ class PlaySession:
             return "?"
 
     def close(self) -> None:
-        """Close the backends this session opened."""
+        """Close the backends this session opened and let go of the session."""
+        self._lock.release()
         self.backends.close()
 
     # -- helpers -----------------------------------------------------------------------------

@@ -11,14 +11,15 @@ templates with the helpers it calls, those ``unavailable`` here, and any compile
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
-from narrative_cli.load import card_language, regex_problem, regex_scripts, select_lore
+from narrative_cli.load import card_language, select_lore
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL
+from narrative_cli.play.inspect_scripts import helper_rows, regex_rows
+from narrative_cli.safetext import loads
 from narrative_cli.tokens import estimate_tokens
 
 TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
@@ -72,7 +73,7 @@ def tool_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
                            "name": None, "type": None, "trigger": None, "problem": None}
     try:
-        spec = json.loads(entry.content)
+        spec = loads(entry.content)
     except ValueError as exc:
         row["problem"] = f"content is not valid JSON ({exc})"
         return row
@@ -105,7 +106,7 @@ def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
                            "disabled": entry.disabled, "tokens": estimate_tokens(entry.content)}
     try:
-        value = json.loads(entry.content)
+        value = loads(entry.content)
         row["format"] = "json"
         row["variables"] = list(value) if isinstance(value, dict) else []
     except ValueError:
@@ -160,13 +161,6 @@ def _lore(card: Card, worlds: list[Lorebook]) -> dict[str, Any]:
     }
 
 
-def _regex_row(card: Card) -> list[dict[str, Any]]:
-    return [{"name": s.script_name, "find_regex": s.find_regex, "placement": s.placement,
-             "disabled": s.disabled, "markdown_only": s.markdown_only,
-             "prompt_only": s.prompt_only, "problem": regex_problem(s)}
-            for s in regex_scripts(card)]
-
-
 def _preset(preset: Preset | None) -> dict[str, Any] | None:
     if preset is None:
         return None
@@ -192,7 +186,8 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
         "lore": _lore(card, worlds),
         "tools": [tool_row(e, b) for e, b, r in routed if r == TOOL],
         "mvu": _mvu(card, select_lore(card, worlds, "auto").entries, routed),
-        "regex_scripts": _regex_row(card),
+        "regex_scripts": regex_rows(card),
+        "tavern_helper_scripts": helper_rows(card),
         "preset": _preset(preset),
         "macros": _macros(card, select_lore(card, worlds, "auto").entries, preset),
     }

@@ -1,22 +1,20 @@
 """SillyTavern's regex scripts (compat Appendix A): which apply where, and how they rewrite.
 
-One ``RegexScripts`` holds the card's scripts for one target. ``display``: SillyTavern runs a
-script on *displayed* text when it is ``markdownOnly``; a script with neither
-``markdownOnly`` nor ``promptOnly`` rewrites the message itself when it arrives, so it shows
-too; ``promptOnly`` scripts never change what is shown. ``prompt``: what the model is sent
-is changed by ``promptOnly`` scripts and by those with neither flag (the message itself);
-``markdownOnly`` ones never reach a prompt. Placement 2 is the model's output, placement 1
-the user's input; ``minDepth``/``maxDepth`` filter by the distance from the newest message
-(0). Disabled scripts and scripts whose pattern cannot be used, or that run past the time
-limit, are skipped (listed in ``problems``).
+One ``RegexScripts`` holds the card's scripts for one target, as SillyTavern's regex engine
+picks them. ``display``: a script with neither ``markdownOnly`` nor ``promptOnly`` rewrites
+the message when it arrives (so it shows, whatever its depth), then ``markdownOnly`` scripts
+rewrite what is shown, depth permitting; ``promptOnly`` ones never change what is shown.
+``prompt``: every script with neither flag or with ``promptOnly`` runs, in order, depth
+permitting; ``markdownOnly`` ones never reach a prompt. Placements: 1 the user's input, 2 the
+model's output, 3 slash commands (none run here), 5 world-info entries, 6 reasoning.
+``minDepth``/``maxDepth`` count messages back from the newest (0). Disabled scripts, and
+scripts whose pattern JavaScript refuses, are skipped and listed in ``problems``.
 
-The terminal display (``ui.screen``) uses the ``display`` target today; prompts do not
-apply scripts yet (records, traces and exports keep the raw text either way).
-
-Replacement strings follow SillyTavern: ``{{match}}`` is ``$0``; ``$1``… and ``$<name>`` are
-capture groups with every ``trimStrings`` item removed (a missing group gives ""); the result
-then has its macros (``{{char}}``, ``{{user}}``, …) expanded. Without the ``g`` flag only the
-first match is replaced.
+The scripts run in JavaScript (``regex.quickjs_run``): the pattern and the replacement mean
+what they mean in SillyTavern. Macros (``{{char}}``, ``{{user}}``, …) are expanded in the
+replacement and trim strings, and in the pattern when ``substituteRegex`` is 1 (2: with their
+values escaped). A script that runs past its time limit is named in ``problems`` once and
+skipped for the rest of the session.
 """
 
 from __future__ import annotations
@@ -24,14 +22,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from narrative_cli.domain import RegexScript
+from narrative_cli.regex.quickjs_run import (
+    SCRIPT_TIME_LIMIT,
+    JsScript,
+    pattern_errors,
+    run_many,
+    run_scripts,
+)
 
 USER_INPUT = 1
 AI_OUTPUT = 2
+SLASH_COMMAND = 3
+WORLD_INFO = 5
+REASONING = 6
+PLACEMENT_NAMES = {
+    USER_INPUT: "user input",
+    AI_OUTPUT: "AI output",
+    SLASH_COMMAND: "slash commands",
+    WORLD_INFO: "world info",
+    REASONING: "reasoning",
+}
 Target = Literal["display", "prompt"]
-_GROUP_REF = re.compile(r"\$(\d+)|\$<([^>]+)>")
 
 Macros = Callable[[str], str]
 
@@ -41,10 +55,9 @@ def _no_macros(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Compiled:
+class _Ready:
     script: RegexScript
-    pattern: Any  # a regex.Pattern: it can stop at a time limit
-    count: int  # 0 = every match (the g flag), 1 = the first only
+    js: JsScript
 
 
 @dataclass
@@ -55,93 +68,105 @@ class RegexScripts:
     macros: Macros = _no_macros
     target: Target = "display"
     problems: list[str] = field(default_factory=list)
-    _compiled: list[_Compiled] = field(default_factory=list, repr=False)
-    _slow: list[_Compiled] = field(default_factory=list, repr=False)  # timed out: skipped
+    _ready: list[_Ready] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         applies = shows if self.target == "display" else prompts
+        ready: list[_Ready] = []
         for script in self.scripts:
             if script.disabled or not applies(script):
                 continue
-            compiled = self._compile(script)
-            if compiled is not None:
-                self._compiled.append(compiled)
+            prepared = self._prepare(script)
+            if prepared is not None:
+                ready.append(prepared)
+        refused = pattern_errors([r.js for r in ready])
+        for index, reason in sorted(refused.items()):
+            self.problems.append(f"regex script {ready[index].js.name!r}: invalid regex: {reason}")
+        self._ready = [r for i, r in enumerate(ready) if i not in refused]
 
     def applies_to(self, placement: int) -> bool:
         """True when some script would change text of this placement."""
-        return any(placement in c.script.placement for c in self._compiled)
+        return any(placement in r.script.placement for r in self._ready)
 
-    def ai_output(self, text: str, depth: int = 0) -> str:
+    def ai_output(self, text: str, depth: int | None = 0) -> str:
         """The model's text for this target (placement 2)."""
         return self.apply(text, AI_OUTPUT, depth)
 
-    def user_input(self, text: str, depth: int = 0) -> str:
+    def user_input(self, text: str, depth: int | None = 0) -> str:
         """The user's text for this target (placement 1)."""
         return self.apply(text, USER_INPUT, depth)
 
-    def apply(self, text: str, placement: int, depth: int = 0) -> str:
-        """``text`` after the message-rewriting scripts, then the markdownOnly ones."""
-        for markdown in (False, True):
-            for compiled in self._compiled:
-                script = compiled.script
-                if script.markdown_only != markdown or placement not in script.placement:
-                    continue
-                if _in_depth(script, depth):
-                    text = self._replace(compiled, text)
-        return text
+    def world_info(self, text: str, depth: int | None = None) -> str:
+        """A world-info entry's content for this target (placement 5)."""
+        return self.apply(text, WORLD_INFO, depth)
 
-    def _replace(self, compiled: _Compiled, text: str) -> str:
-        script = compiled.script
-        template = re.sub(r"\{\{match\}\}", "$0", script.replace_string, flags=re.IGNORECASE)
-        trims = [self.macros(t) for t in script.trim_strings if t]
+    def apply_many(self, items: Sequence[tuple[str, int, int | None]]) -> list[str]:
+        """Each ``(text, placement, depth)`` as ``apply`` gives it, in one sandbox call."""
+        chosen = [self._chosen(p, d) if text else [] for text, p, d in items]
+        if not any(chosen):
+            return [text for text, _, _ in items]
+        jobs = [(text, [r.js for r in c]) for (text, _, _), c in zip(items, chosen, strict=True)]
+        outcomes = run_many([job for job in jobs if job[1]])
+        if outcomes is None:  # too slow together: one at a time finds the runaway script
+            return [self.apply(text, p, d) for text, p, d in items]
+        done = iter(outcomes)
+        texts = []
+        for (text, _, _), scripts in zip(items, chosen, strict=True):
+            if not scripts:
+                texts.append(text)
+                continue
+            outcome = next(done)
+            for index, reason in outcome.failed:
+                self._drop(scripts[index], f"failed: {reason}")
+            texts.append(outcome.text)
+        return texts
 
-        def substitute(match: re.Match[str]) -> str:
-            def group(ref: re.Match[str]) -> str:
-                value = _group_value(match, ref)
-                for trim in trims:
-                    value = value.replace(trim, "")
-                return value
+    def _chosen(self, placement: int, depth: int | None) -> list[_Ready]:
+        """The scripts that run on text of ``placement`` at ``depth``, in SillyTavern's order."""
+        chosen = [r for r in self._ready if placement in r.script.placement]
+        if self.target == "display":  # arrival rewrites (no depth), then the shown-only ones
+            return [r for r in chosen if not r.script.markdown_only] + [
+                r for r in chosen if r.script.markdown_only and _in_depth(r.script, depth)
+            ]
+        return [r for r in chosen if _in_depth(r.script, depth)]
 
-            return self.macros(_GROUP_REF.sub(group, template))
-
-        from narrative_cli.lore.jsregex import TIME_LIMIT
-
-        if compiled in self._slow:
+    def apply(self, text: str, placement: int, depth: int | None = 0) -> str:
+        """``text`` after the scripts of this target and placement, in SillyTavern's order."""
+        chosen = self._chosen(placement, depth)
+        if not chosen or not text:
             return text
-        try:
-            result: str = compiled.pattern.sub(
-                substitute, text, count=compiled.count, timeout=TIME_LIMIT
-            )
-        except TimeoutError:
-            self._slow.append(compiled)
-            name = script.script_name or script.find_regex
-            self.problems.append(
-                f"regex script {name!r}: ran longer than {TIME_LIMIT * 1000:.0f} ms and is "
-                "skipped from now on"
-            )
-            return text
-        return result
+        outcome = run_scripts(text, [r.js for r in chosen])
+        for index, reason in outcome.failed:
+            self._drop(chosen[index], f"failed: {reason}")
+        for index in outcome.timed_out:
+            limit = f"{SCRIPT_TIME_LIMIT * 1000:.0f} ms"
+            self._drop(chosen[index], f"ran longer than {limit} and is skipped from now on")
+        return outcome.text
 
-    def _compile(self, script: RegexScript) -> _Compiled | None:
-        from narrative_cli.load.regex import regex_problem, split_find_regex
-        from narrative_cli.lore.jsregex import RegexKeyError, compile_js
+    def _drop(self, ready: _Ready, why: str) -> None:
+        if ready in self._ready:
+            self._ready.remove(ready)
+            self.problems.append(f"regex script {ready.js.name!r}: {why}")
+
+    def _prepare(self, script: RegexScript) -> _Ready | None:
+        from narrative_cli.load.regex import split_find_regex
 
         name = script.script_name or script.find_regex
-        problem = regex_problem(script)
-        if problem is not None:
-            self.problems.append(f"regex script {name!r}: {problem}")
+        if not script.find_regex:
+            self.problems.append(f"regex script {name!r}: empty findRegex")
             return None
         body, flags = split_find_regex(script.find_regex)
+        unknown = sorted(set(flags) - set("dgimsuvy"))
+        if unknown:
+            self.problems.append(f"regex script {name!r}: unknown regex flags: {''.join(unknown)}")
+            return None
         if script.substitute_regex == 1:
             body = self.macros(body)
         elif script.substitute_regex == 2:
             body = _escaped_macros(body, self.macros)
-        try:
-            compiled = compile_js(body, flags.replace("g", "").replace("d", ""))
-        except RegexKeyError as exc:
-            self.problems.append(f"regex script {name!r}: {exc}")
-            return None
-        return _Compiled(script, compiled.pattern, 0 if "g" in flags else 1)
+        trims = tuple(self.macros(t) for t in script.trim_strings if t)
+        replace = self.macros(script.replace_string)
+        return _Ready(script, JsScript(name, body, flags, replace, trims))
 
 
 def shows(script: RegexScript) -> bool:
@@ -154,25 +179,23 @@ def prompts(script: RegexScript) -> bool:
     return script.prompt_only or not script.markdown_only
 
 
-def _in_depth(script: RegexScript, depth: int) -> bool:
+def _in_depth(script: RegexScript, depth: int | None) -> bool:
+    if depth is None or depth < 0:  # no depth given: SillyTavern checks none
+        return True
     low, high = script.min_depth, script.max_depth
     if low is not None and low >= 0 and depth < low:
         return False
     return not (high is not None and high >= 0 and depth > high)
 
 
-def _group_value(match: re.Match[str], ref: re.Match[str]) -> str:
-    number, name = ref.group(1), ref.group(2)
-    try:
-        value = match.group(int(number)) if number is not None else match.group(name)
-    except IndexError:  # no such group number or name
-        return ""
-    return value or ""
-
-
 def _escaped_macros(body: str, macros: Macros) -> str:
     """Macros substituted into a pattern with their values regex-escaped (substituteRegex 2)."""
-    return re.sub(r"\{\{[^{}]*\}\}", lambda m: re.escape(macros(m.group())), body)
+    return re.sub(r"\{\{[^{}]*\}\}", lambda m: _js_escape(macros(m.group())), body)
+
+
+def _js_escape(text: str) -> str:
+    """``text`` as a literal inside a JavaScript pattern (the characters RegExp treats)."""
+    return re.sub(r"[.*+?^${}()|[\]\\/]", lambda m: "\\" + m.group(), text)
 
 
 def scripts_for(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from narrative_cli.errors import EXIT_FAILURE, EXIT_OK
+from narrative_cli.held import check_target
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.replay.diff import ReportDiff, diff_reports
 from narrative_cli.replay.logs import ReplayLog, read_logs
@@ -33,6 +34,7 @@ class ReplayRequest:
     rpm: float | None = None
     report: str | None = None
     prices: Path | None = None
+    force: bool = False  # --force: the report may overwrite an existing file
 
 
 class ReplayView(Protocol):
@@ -54,13 +56,15 @@ class ReplayView(Protocol):
 def run_replay(request: ReplayRequest, view: ReplayView) -> int:
     """Replay the logs with progress, write the report, show the summary; the exit code."""
     prices = load_prices(request.prices) if request.prices else None
+    if request.report:  # refuse a bad --report before the replay, not after it
+        check_target(request.report, force=request.force, kind="report")
     logs = read_logs(request.logs)
     options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
     with view.progress(logs) as progress:
         run = replay_logs(logs, options, progress)
     report = build_report(run, prices)
     if request.report:
-        write_report(report, request.report)
+        write_report(report, request.report, force=request.force)
     view.summary(report)
     return EXIT_FAILURE if run.failed else EXIT_OK
 

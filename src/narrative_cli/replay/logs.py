@@ -144,6 +144,7 @@ def _from_chat(chat: Chat, where: str, digest: str) -> ReplayLog:
             turns.append(UserTurn(message.mes, parse_when(message.send_date)))
     if chat.skipped_lines:
         warnings.append(f"{chat.skipped_lines} line(s) that are not chat messages were skipped")
+        warnings.extend(f"{where}: {problem}; skipped" for problem in chat.problems)
     return ReplayLog(
         path=where,
         label=Path(where).stem,

@@ -11,6 +11,10 @@ was played again, or a trace directory used twice), the last recording of the tu
 different prompt raises ``ReplayMismatch`` naming the log, turn and agent and showing the first
 differing message and block (``replay.drift``). A recorded call that failed fails again, with
 its recorded error, so a replay takes the same path as the run it repeats.
+
+Loading indexes the files (where each call's line starts, and its session, turn, agent and
+attempt); a call's request and response are read from disk when the replay reaches it, so a
+replay of thousands of turns holds the index only, not the trace.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from narrative_cli.agents.table import once_per_turn_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
 from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
+from narrative_cli.held import check_target
 from narrative_cli.pipeline.trace import request_params
 from narrative_cli.replay.drift import first_difference
 
@@ -90,17 +95,40 @@ class RecordedCall:
         )
 
 
+@dataclass(frozen=True)
+class CallRef:
+    """Where one call's line is, and what picking a call needs to know about it."""
+
+    file: Path
+    offset: int
+    line: int
+    agent: str
+    attempt: int
+
+    def read(self) -> RecordedCall:
+        """The call itself, read from its file."""
+        where = f"--responses {self.file}: line {self.line}"
+        try:
+            with self.file.open("rb") as handle:
+                handle.seek(self.offset)
+                raw = handle.readline()
+            data = json.loads(raw.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BadInput(f"{where}: cannot read it again ({exc})") from None
+        return RecordedCall.from_json(data, where)
+
+
 @dataclass
 class SessionCalls:
     """The recorded calls of one session (one log), turn by turn."""
 
     session: str
-    turns: dict[int, list[RecordedCall]] = field(default_factory=dict)
+    turns: dict[int, list[CallRef]] = field(default_factory=dict)
 
     def pick(self, turn: int, agent: str, index: int) -> RecordedCall | None:
         """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based)."""
         found = [call for call in self.turns.get(turn, []) if call.agent == agent]
-        return found[index] if index < len(found) else None
+        return found[index].read() if index < len(found) else None
 
     def agents(self, turn: int) -> list[str]:
         """The agents recorded for ``turn``, in order, each once."""
@@ -139,8 +167,10 @@ class Recording:
                 f"--responses {root}: no {CALLS_FILE} in it",
                 hint="record one first: narrative replay LOG --card CARD --trace DIR",
             )
-        calls = [call for path in found for call in _read_calls(path)]
-        return cls(root, _group(calls), read_context_limits(root))
+        sessions: dict[str, SessionCalls] = {}
+        for path in found:
+            _index_calls(path, sessions)
+        return cls(root, sessions, read_context_limits(root))
 
     def for_log(self, label: str, *, only_log: bool) -> SessionCalls:
         """The calls recorded for the log ``label`` (a one-session trace answers a lone log)."""
@@ -160,6 +190,7 @@ def write_context_limits(directory: str | Path, limits: dict[str, int | None]) -
     """Note in a trace directory the context window each agent's prompts were fitted to."""
     root = Path(directory)
     text = json.dumps({"context_limits": limits}, indent=1, sort_keys=True)
+    check_target(root / SETTINGS_FILE, force=True, kind=f"--trace {SETTINGS_FILE}")
     try:
         root.mkdir(parents=True, exist_ok=True)
         (root / SETTINGS_FILE).write_text(text + "\n", encoding="utf-8")
@@ -180,36 +211,45 @@ def read_context_limits(directory: Path) -> dict[str, int | None] | None:
         raise BadInput(f"--responses {path}: not a replay settings file") from None
 
 
-def _read_calls(path: Path) -> list[RecordedCall]:
+def _index_calls(path: Path, sessions: dict[str, SessionCalls]) -> None:
+    """Add the calls of one calls.jsonl to ``sessions`` (each line checked, none kept)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        with path.open("rb") as handle:
+            offset = 0
+            for number, raw in enumerate(handle, start=1):
+                _index_line(path, raw, offset, number, sessions)
+                offset += len(raw)
+    except OSError as exc:
         raise BadInput(f"--responses {path}: cannot read it ({exc})") from None
-    calls = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"--responses {path}: line {number}"
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise BadInput(f"{where}: invalid JSON ({exc})") from None
-        calls.append(RecordedCall.from_json(data, where))
-    return calls
 
 
-def _group(calls: list[RecordedCall]) -> dict[str, SessionCalls]:
-    """Calls by session and turn; a turn recorded again replaces its earlier recording."""
-    sessions: dict[str, SessionCalls] = {}
-    for call in calls:
-        session = sessions.setdefault(call.session, SessionCalls(call.session))
-        group = session.turns.setdefault(call.turn, [])
-        if call.agent in ONCE_PER_TURN and any(
-            (c.agent, c.attempt) == (call.agent, call.attempt) for c in group
-        ):
-            group = session.turns[call.turn] = []  # the turn was played again
-        group.append(call)
-    return sessions
+def _index_line(
+    path: Path, raw: bytes, offset: int, number: int, sessions: dict[str, SessionCalls]
+) -> None:
+    where = f"--responses {path}: line {number}"
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--responses {path}: cannot read it ({exc})") from None
+    if not line.strip():
+        return
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise BadInput(f"{where}: invalid JSON ({exc})") from None
+    call = RecordedCall.from_json(data, where)
+    _add(sessions, call.session, call.turn, CallRef(path, offset, number, call.agent, call.attempt))
+
+
+def _add(sessions: dict[str, SessionCalls], session: str, turn: int, ref: CallRef) -> None:
+    """File a call by session and turn; a turn recorded again replaces its earlier recording."""
+    calls = sessions.setdefault(session, SessionCalls(session))
+    group = calls.turns.setdefault(turn, [])
+    if ref.agent in ONCE_PER_TURN and any(
+        (c.agent, c.attempt) == (ref.agent, ref.attempt) for c in group
+    ):
+        group = calls.turns[turn] = []  # the turn was played again
+    group.append(ref)
 
 
 class RecordedBackend:

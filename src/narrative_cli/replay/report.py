@@ -144,10 +144,10 @@ def final_state(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_report(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write the report as indented UTF-8 JSON (atomically)."""
+def write_report(report: Mapping[str, Any], path: str | Path, *, force: bool = False) -> None:
+    """Write the report as indented UTF-8 JSON (atomically; an existing file needs ``force``)."""
     text = json.dumps(report, ensure_ascii=False, indent=1)
-    files.write_text(path, text + "\n", error=BadInput, kind="report")
+    files.write_text(path, text + "\n", error=BadInput, kind="report", force=force)
 
 
 def read_report(path: str | Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.errors import StoreError
+from narrative_cli.safetext import finite_copy
 
 EVENT_LOG_LIMIT = 200
 START_LOCATION = {"zh": "起点", "en": "Start"}
@@ -46,6 +47,16 @@ class Quest:
     outcome: str | None = None
 
 
+
+def _json_copy(value: Any) -> Any:
+    """A copy of JSON-shaped data (dicts and lists copied, everything else shared), several
+    times faster than ``copy.deepcopy``: 200 logged events are copied a few times a turn."""
+    if isinstance(value, dict):
+        return {key: _json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(item) for item in value]
+    return value
+
 @dataclass(frozen=True)
 class EventRecord:
     """One proposed event and what became of it; ``time`` is the clock before it."""
@@ -61,7 +72,7 @@ class EventRecord:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "type": self.type,
-            "event": copy.deepcopy(self.event),
+            "event": finite_copy(_json_copy(self.event)),  # a rejected NaN stays storable
             "accepted": self.accepted,
             "time": _clock_dict(self.time),
         }
@@ -78,7 +89,7 @@ class EventRecord:
         record = _mapping(data, "event_log record")
         return cls(
             type=str(record.get("type", "")),
-            event=copy.deepcopy(record.get("event", record.get("params"))),
+            event=_json_copy(record.get("event", record.get("params"))),
             accepted=bool(record.get("accepted", False)),
             time=_clock(record.get("time", record.get("timestamp", {}))),
             reason=str(record.get("reason") or ""),
@@ -107,7 +118,20 @@ class GameState:
         return cls(location=START_LOCATION["zh" if lang == "zh" else "en"])
 
     def copy(self) -> GameState:
-        return copy.deepcopy(self)
+        """An independent copy. The event log's records are frozen and never changed in place,
+        so the list is copied, not each record's event (deep-copying 200 records was most of
+        the state step of a turn)."""
+        return GameState(
+            time=copy.copy(self.time),
+            location=self.location,
+            inventory=dict(self.inventory),
+            relationships=dict(self.relationships),
+            quests=copy.deepcopy(self.quests),
+            flags=copy.deepcopy(self.flags),
+            event_log=list(self.event_log),
+            known_locations=list(self.known_locations),
+            known_npcs=list(self.known_npcs),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from narrative_cli.errors import LorebookError
+from narrative_cli.safetext import loads
 
 __all__ = ["InitvarParse", "JsonLikeLoader", "parse_initvar", "read_initvar"]
 
@@ -68,13 +69,13 @@ def read_initvar(text: str) -> InitvarParse:
     if not body:
         return InitvarParse({}, "empty")
     try:
-        return InitvarParse(_as_tree(json.loads(body), "JSON"), "json")
+        return InitvarParse(_as_tree(loads(body), "JSON"), "json")
     except json.JSONDecodeError as problem:
         json_error = problem
     if body[0] in "{[" or not _full_width_keys(body):
         try:
             loaded = yaml.load(body, Loader=JsonLikeLoader)  # a SafeLoader subclass
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             loaded = None
         if isinstance(loaded, dict):
             return InitvarParse(_as_tree(loaded, "YAML"), "yaml")
@@ -171,7 +172,7 @@ def _scalar(text: str) -> Any:
         return text[1:-1]
     if text[0] in "[{":
         try:
-            return json.loads(text)
+            return loads(text)
         except json.JSONDecodeError:
             return text
     return text

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.safetext import finite_copy
 from narrative_cli.state.events import is_number, show
 from narrative_cli.state.initvar import InitvarParse, parse_initvar, read_initvar
 
@@ -94,7 +95,7 @@ class PatchRecord:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"patch": self.patch, "accepted": self.accepted, "reason": self.reason}
+        data = {"patch": finite_copy(self.patch), "accepted": self.accepted, "reason": self.reason}
         return {key: value for key, value in {**data, "note": self.note}.items() if value != ""}
 
     @classmethod

@@ -9,8 +9,11 @@
 they appear. Parentheses and commas inside quotes, brackets and braces do not split arguments.
 
 MVU silently skips a call it cannot read (no closing parenthesis, no ``;``, too few
-arguments); here each of those is returned as a ``MalformedCommand`` with the reason, so the
-player sees why nothing changed. MVU's own state is the same either way.
+arguments), a JSONPatch block that is not a list of operations (one without ``op`` or
+``path``, say: then none of the block applies) and a JSONPatch op it does not know; and a
+JSONPatch value holding NaN or Infinity, which MVU would store as null, is refused; here each
+of those is returned as a ``MalformedCommand`` with the reason, so the player sees why nothing
+changed. MVU's own state is the same either way.
 
 ``strip_update_blocks`` removes ``<UpdateVariable>…</UpdateVariable>`` and ``<JSONPatch>``
 blocks (an unclosed one at the end too) from the story text shown and sent back to the writer;
@@ -22,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth, non_finite
 from narrative_cli.state.mvu_paths import string_to_path
 
 __all__ = [
@@ -78,7 +82,9 @@ def extract_commands(text: str) -> Extracted:
     found: list[tuple[int, MvuCommand]] = []
     malformed: list[MalformedCommand] = []
     for match in _PATCH_BLOCK.finditer(text):
-        found.extend((match.start(), command) for command in _json_patch(match.group(2).strip()))
+        commands, unread = _json_patch(match.group(2).strip())
+        found.extend((match.start(), command) for command in commands)
+        malformed.extend(unread)
     position = 0
     while True:
         call = _CALL.search(text, position)
@@ -170,22 +176,34 @@ def split_arguments(params: str) -> list[str]:
     return result
 
 
-def _json_patch(body: str) -> list[MvuCommand]:
+def _json_patch(body: str) -> tuple[list[MvuCommand], list[MalformedCommand]]:
+    """A JSONPatch block's commands, and what MVU would skip without a word: a block that is
+    not a list of operations (MVU then applies none of it) or an op it does not know."""
     import json
 
     from narrative_cli.state.mvu_values import TextParseError, js_stringify, parse_text
 
     try:
         patch = parse_text(body)
-    except TextParseError:
-        return []
+        deep = json_depth(patch) > MAX_JSON_DEPTH
+    except TextParseError as error:
+        return [], [MalformedCommand(_snippet(body), f"the JSONPatch block is not JSON ({error})")]
+    except RecursionError:
+        deep = True
+    if deep:
+        why = f"the JSONPatch block nests more than {MAX_JSON_DEPTH} levels deep"
+        return [], [MalformedCommand(_snippet(body), why)]
     if not _is_json_patch(patch):
-        return []
+        return [], [MalformedCommand(_snippet(body), _patch_problem(patch))]
     commands: list[MvuCommand] = []
+    unknown: list[MalformedCommand] = []
     for op in patch:
         raw = op.get("path") if op.get("path") is not None else op.get("to")
         path = _pointer_to_path(raw)
         text = json.dumps(op, ensure_ascii=False, separators=(",", ":"))
+        if non_finite(op.get("value")):  # MVU would store null; we refuse (issue 13)
+            unknown.append(MalformedCommand(text, "the value holds NaN or Infinity"))
+            continue
         value = js_stringify(op.get("value")) if "value" in op else "undefined"
         kind = op["op"]
         if kind == "replace":
@@ -203,7 +221,29 @@ def _json_patch(body: str) -> list[MvuCommand]:
         elif kind == "move":
             args = (_pointer_to_path(op.get("from")), path)
             commands.append(MvuCommand("move", args, "json_patch", text, "json_patch"))
-    return commands
+        else:
+            ops = "replace, delta, add, insert, remove or move"
+            unknown.append(MalformedCommand(text, f"unknown JSONPatch op {kind!r} (use {ops})"))
+    return commands, unknown
+
+
+def _patch_problem(patch: object) -> str:
+    """Why a parsed JSONPatch block is not a list of operations (the first problem found)."""
+    if not isinstance(patch, list):
+        return "the JSONPatch block must be a list of operations, not a single value"
+    for index, op in enumerate(patch):
+        if not isinstance(op, dict):
+            return f"JSONPatch operation {index} is not an object"
+        if not isinstance(op.get("op"), str):
+            return f"JSONPatch operation {index} has no 'op'"
+        if not isinstance(op.get("path"), str):
+            return f"JSONPatch operation {index} has no 'path'"
+    return "the JSONPatch block is not a list of operations"
+
+
+def _snippet(body: str) -> str:
+    line = body.strip().split("\n", 1)[0]
+    return line if len(line) <= 80 else line[:77] + "..."
 
 
 def _is_json_patch(patch: object) -> bool:

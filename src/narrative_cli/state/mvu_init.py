@@ -28,6 +28,7 @@ from typing import Any
 
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import LorebookError
+from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
 from narrative_cli.state.initvar import read_initvar
 from narrative_cli.state.mvu_paths import merge_replacing_arrays
 from narrative_cli.state.mvu_schema import clean_up_metadata, generate_schema, root_flags
@@ -103,18 +104,25 @@ def initialise(
 
 def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult) -> Any:
     content = entry.content
-    xml = _XML.search(content.strip())
+    # The markers first: on a long line without them, the patterns' leading ``.*`` would
+    # try every start position (quadratic; a 200 KB entry took minutes).
+    xml = _XML.search(content.strip()) if "<initvar>" in content else None
     if xml:
         content = xml.group(1)
-    fence = _FENCE.search(content.strip())
+    fence = _FENCE.search(content.strip()) if "```" in content else None
     if fence:
         content = fence.group(1)
     text = substitute_macros(content, user, char)
     label = f"[InitVar] entry {entry.uid} ({entry.comment.strip()})"
     try:
         parsed = parse_text(text)
+        deep = json_depth(parsed) > MAX_JSON_DEPTH
     except TextParseError as problem:
         raise LorebookError(f"{label}: {problem}") from None
+    except RecursionError:
+        deep = True
+    if deep:  # every later walk of the tree would recurse as deep (issue 13)
+        raise LorebookError(f"{label}: the tree nests more than {MAX_JSON_DEPTH} levels deep")
     if parsed is None or isinstance(parsed, (dict, list)):
         return saved_as_json(parsed)
     try:

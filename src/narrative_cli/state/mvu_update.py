@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
 from narrative_cli.state.mvu import PatchRecord
 from narrative_cli.state.mvu_commands import MvuCommand, extract_commands
 from narrative_cli.state.mvu_paths import (
@@ -69,6 +70,7 @@ _REASONS: dict[str, tuple[str, str]] = {
     "missing": ("路径 {path} 不存在", "{path} does not exist"),
     "not_number": ("{path} 是数字，{value} 不是数字", "{path} holds a number; {value} is not one"),
     "nonfinite": ("{path} 的新值不是有限数字（{value}）", "{path}: {value} is not a finite number"),
+    "too_deep": ("值的嵌套超过 {limit} 层", "the value nests more than {limit} levels deep"),
     "whole": (
         "整棵变量树只能换成对象",
         "the whole variable tree can only be replaced by an object",
@@ -207,6 +209,13 @@ class _Run:
             if handler is None:
                 raise self.reject("move")
             shown = handler(path, args, reason)
+            if json_depth(self.data.stat_data) > MAX_JSON_DEPTH:  # a nesting bomb of a value
+                raise self.reject("too_deep", limit=MAX_JSON_DEPTH)
+        except RecursionError:
+            self.data.stat_data, self.data.schema = snapshot
+            reason_text = self.say("too_deep", limit=MAX_JSON_DEPTH)
+            self.rejected.append(PatchRecord(command.text[:200], False, reason=reason_text))
+            return
         except _Rejected as problem:
             self.data.stat_data, self.data.schema = snapshot
             self.rejected.append(PatchRecord(command.text, False, reason=str(problem)))

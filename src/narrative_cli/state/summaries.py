@@ -10,8 +10,11 @@ which suits turn snapshots, regenerate (``replace``) and undo (``drop_from``).
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from narrative_cli.errors import StoreError
@@ -78,7 +81,19 @@ class SummaryStore:
                 new.append(SummaryEntry(turn, text))
         before = [entry for entry in self.entries if entry.turn <= turn]
         after = [entry for entry in self.entries if entry.turn > turn]
-        return SummaryStore(self.lang, (*before, *new, *after))
+        store = SummaryStore(self.lang, (*before, *new, *after))
+        known = self.__dict__.get("labelled_entries")
+        if known is not None and not after:  # the usual case: this turn's entries at the end
+            labelled = tuple((entry.turn, entry.labelled(self.lang)) for entry in new)
+            store.__dict__["labelled_entries"] = known + labelled
+        return store
+
+    @cached_property
+    def labelled_entries(self) -> tuple[tuple[int, str], ...]:
+        """``(turn, labelled line)`` of every entry, kept: every prompt of every turn reads
+        them, and a store made by ``add`` at the end extends its parent's instead of
+        labelling every entry again."""
+        return tuple((entry.turn, entry.labelled(self.lang)) for entry in self.entries)
 
     def replace(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
         """A store where ``turn``'s entries are ``texts`` instead (regenerate)."""
@@ -99,10 +114,9 @@ class SummaryStore:
     def lines(self, before_turn: int | None = None, turn: int | None = None) -> list[str]:
         """Labelled lines of all turns, of the turns before ``before_turn``, or of one ``turn``."""
         return [
-            entry.labelled(self.lang)
-            for entry in self.entries
-            if (before_turn is None or entry.turn < before_turn)
-            and (turn is None or entry.turn == turn)
+            text
+            for number, text in self.labelled_entries
+            if (before_turn is None or number < before_turn) and (turn is None or number == turn)
         ]
 
     def render(self, before_turn: int | None = None, *, placeholder: bool = False) -> str:
@@ -121,45 +135,105 @@ class SummaryStore:
         return len(self.entries)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "lang": self.lang,
             "entries": [{"turn": entry.turn, "text": entry.text} for entry in self.entries],
         }
+        _remember(data, self)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, lang: str = "zh") -> SummaryStore:
-        """A store from ``to_dict`` output or the original's ``{entries}`` / ``{summary}`` forms."""
+        """A store from ``to_dict`` output or the original's ``{entries}`` / ``{summary}`` forms.
+
+        Built in one pass (the same store as adding the entries one by one, which was quadratic
+        and, at thousands of turns, most of a turn's own cost): entries are cleaned, repeats
+        within a turn dropped, then ordered by turn keeping the order they came in.
+        """
         if not isinstance(data, Mapping):
             raise StoreError(f"saved summaries must be an object, got {type(data).__name__}")
-        store = cls(lang=str(data.get("lang", lang)))
+        remembered = _recall(data)
+        if remembered is not None:
+            return remembered
+        builder = _Builder()
         if isinstance(data.get("summary"), str) and "entries" not in data:
-            return store._add_labelled(data["summary"].splitlines())
-        entries = data.get("entries", [])
-        if not isinstance(entries, list):
-            raise StoreError("saved summaries: 'entries' must be a list")
-        for item in entries:
-            if isinstance(item, str):
-                store = store._add_labelled([item])
-            elif isinstance(item, Mapping) and _is_turn(item.get("turn")):
-                store = store.add(item["turn"], str(item.get("text", "")))
-            else:
-                raise StoreError(f"saved summaries: cannot read the entry {item!r}")
-        return store
-
-    def _add_labelled(self, lines: Iterable[str]) -> SummaryStore:
-        """Entries written with their labels (the original's format): the label gives the turn."""
-        store = self
-        for line in lines:
-            store = store.add(_label_turn(line, store), line)
-        return store
+            for line in data["summary"].splitlines():
+                builder.add_labelled(line)
+        else:
+            entries = data.get("entries", [])
+            if not isinstance(entries, list):
+                raise StoreError("saved summaries: 'entries' must be a list")
+            for item in entries:
+                if isinstance(item, str):
+                    builder.add_labelled(item)
+                elif isinstance(item, Mapping) and _is_turn(item.get("turn")):
+                    builder.add(item["turn"], str(item.get("text", "")))
+                else:
+                    raise StoreError(f"saved summaries: cannot read the entry {item!r}")
+        return cls(str(data.get("lang", lang)), builder.entries())
 
 
-def _label_turn(line: str, store: SummaryStore) -> int:
+# The stores whose ``to_dict`` output is still about: the next turn starts from the snapshot the
+# last one wrote, and reading the same object back needs no rebuild. Bounded, thread-safe.
+_REMEMBERED: OrderedDict[int, tuple[Mapping[str, Any], SummaryStore]] = OrderedDict()
+_REMEMBER_AT_MOST = 16
+_LOCK = threading.Lock()
+
+
+def _remember(data: Mapping[str, Any], store: SummaryStore) -> None:
+    with _LOCK:
+        _REMEMBERED[id(data)] = (data, store)  # holding data keeps its id unique
+        _REMEMBERED.move_to_end(id(data))
+        while len(_REMEMBERED) > _REMEMBER_AT_MOST:
+            _REMEMBERED.popitem(last=False)
+
+
+def _recall(data: Mapping[str, Any]) -> SummaryStore | None:
+    """The store that wrote ``data``, when ``data`` is that very object and looks unchanged."""
+    with _LOCK:
+        found = _REMEMBERED.get(id(data))
+    if found is None or found[0] is not data:
+        return None
+    store = found[1]
+    entries = data.get("entries")
+    unchanged = isinstance(entries, list) and len(entries) == len(store.entries)
+    return store if unchanged and data.get("lang") == store.lang else None
+
+
+class _Builder:
+    """Collects entries per turn for ``from_dict``: what ``add`` does, without rescanning."""
+
+    def __init__(self) -> None:
+        self.by_turn: dict[int, dict[str, None]] = {}  # insertion-ordered, no repeats
+        self.last_turn: int | None = None  # the latest turn with an entry so far
+
+    def add(self, turn: int, text: str) -> None:
+        kept = self.by_turn.setdefault(turn, {})
+        for cleaned in _clean(text):
+            kept.setdefault(cleaned, None)
+        if not kept:
+            del self.by_turn[turn]
+        elif self.last_turn is None or turn > self.last_turn:
+            self.last_turn = turn
+
+    def add_labelled(self, line: str) -> None:
+        """A line written with its label (the original's format): the label gives the turn,
+        and a line without one belongs to the latest turn so far."""
+        self.add(_label_turn(line, self.last_turn), line)
+
+    def entries(self) -> tuple[SummaryEntry, ...]:
+        return tuple(
+            SummaryEntry(turn, text) for turn in sorted(self.by_turn) for text in self.by_turn[turn]
+        )
+
+
+def _label_turn(line: str, last_turn: int | None) -> int:
+    """The turn a labelled line names; an unlabelled one belongs to the last entry's turn."""
     match = _BRACKETED.match(line) or _BARE.match(line)
     found = _DIGITS.search(match.group().translate(_FULLWIDTH)) if match else None
     if found:
         return int(found.group())
-    return store.entries[-1].turn if store.entries else 0
+    return last_turn if last_turn is not None else 0
 
 
 def _clean(texts: str | Iterable[str]) -> list[str]:

@@ -285,6 +285,7 @@ def import_chat_file(
         snapshot_for=fresh_snapshots(seed),
         seed=seed,
     )
+    result.warnings[:0] = [f"{chat_path}: {problem}; skipped" for problem in chat.problems]
     character = store.session(result.session_id).character_name
     if character and card.name and character != card.name:
         result.warnings.append(f"the chat is with {character!r} but the card is {card.name!r}")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli import paths
-from narrative_cli.errors import StoreError
+from narrative_cli.errors import StoreError, StoreUnavailable
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -81,10 +81,11 @@ class Database:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot {action} the session database {self.path}: {exc}",
-                hint=_hint_for(exc),
-            ) from exc
+            message = f"cannot {action} the session database {self.path}: {exc}"
+            cause = passing_cause(exc)
+            if cause is not None:
+                raise StoreUnavailable(message, cause=cause, hint=_hint_for(exc)) from exc
+            raise StoreError(message, hint=_hint_for(exc)) from exc
 
     def _rollback(self) -> None:
         if self.connection.in_transaction:
@@ -120,6 +121,32 @@ def _connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
+# SQLite primary result codes of failures that can pass once the user acts.
+_PASSING = {
+    13: "the disk is full",  # SQLITE_FULL (also PRAGMA max_page_count reached)
+    8: "the database is read-only",  # SQLITE_READONLY
+    5: "the database is locked by another process",  # SQLITE_BUSY
+    6: "the database is locked by another process",  # SQLITE_LOCKED
+    10: "the disk could not be written (I/O error)",  # SQLITE_IOERR
+    14: "the database file cannot be opened",  # SQLITE_CANTOPEN
+}
+
+
+def passing_cause(exc: sqlite3.Error) -> str | None:
+    """Why a write failed, in words, when the cause can pass (disk full, read-only, locked)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and (code & 0xFF) in _PASSING:
+        return _PASSING[code & 0xFF]
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return _PASSING[13]
+    if "readonly" in text or "read-only" in text:
+        return _PASSING[8]
+    if "locked" in text or "busy" in text:
+        return _PASSING[5]
+    return None
+
+
 def _hint_for(exc: sqlite3.Error) -> str | None:
     text = str(exc).lower()
     if "not a database" in text or "malformed" in text:
@@ -128,4 +155,6 @@ def _hint_for(exc: sqlite3.Error) -> str | None:
         return "another narrative process is writing to it; try again when it is done"
     if "readonly" in text or "read-only" in text:
         return "check the permissions of the file and its directory"
+    if "full" in text:
+        return "free some disk space"
     return None

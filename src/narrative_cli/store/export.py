@@ -45,12 +45,17 @@ def session_to_chat(store: SessionStore, session_id: int) -> Chat:
     )
 
 
-def export_jsonl(store: SessionStore, session_id: int, path: str | Path) -> int:
-    """Write a session as a SillyTavern ``.jsonl`` chat; return the number of messages."""
+def export_jsonl(
+    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False
+) -> int:
+    """Write a session as a SillyTavern ``.jsonl`` chat; return the number of messages.
+
+    Never over the open database; over an existing file only with ``force``.
+    """
     from narrative_cli.load.chats import write_chat
 
     chat = session_to_chat(store, session_id)
-    write_chat(chat, path, variant="1.12")  # the header with names and create_date
+    write_chat(chat, path, variant="1.12", force=force)  # the header: names, create_date
     return len(chat.messages)
 
 
@@ -68,13 +73,16 @@ def session_dump(store: SessionStore, session_id: int) -> Json:
     return dump
 
 
-def export_json(store: SessionStore, session_id: int, path: str | Path) -> int:
-    """Write the full JSON dump of a session; return the number of turns written."""
+def export_json(
+    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False
+) -> int:
+    """Write the full JSON dump of a session; return the number of turns written (never over
+    the open database; over an existing file only with ``force``)."""
     from narrative_cli.load.files import write_text
 
     dump = session_dump(store, session_id)
     text = json.dumps(dump, ensure_ascii=False, indent=1)
-    write_text(path, text + "\n", error=ChatFileError, kind="session dump")
+    write_text(path, text + "\n", error=ChatFileError, kind="session dump", force=force)
     return len(dump["turns"])
 
 

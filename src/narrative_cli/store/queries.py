@@ -34,6 +34,8 @@ SELECT_SWIPE = "UPDATE turns SET swipe_id = ? WHERE session_id = ? AND number = 
 INSERT_SWIPE = """
 INSERT INTO swipes (session_id, number, idx, record, snapshot, created_at)
 VALUES (?, ?, ?, ?, ?, ?)"""
+UPDATE_SWIPE = """
+UPDATE swipes SET record = ?, snapshot = ? WHERE session_id = ? AND number = ? AND idx = ?"""
 NEXT_SWIPE = "SELECT COALESCE(MAX(idx), -1) + 1 FROM swipes WHERE session_id = ? AND number = ?"
 COUNT_SWIPES = "SELECT COUNT(*) FROM swipes WHERE session_id = ? AND number = ?"
 TURN_ROOTS = "SELECT snapshot FROM swipes WHERE session_id = ? AND number = ?"

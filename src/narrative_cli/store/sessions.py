@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from narrative_cli import paths
+from narrative_cli import held, paths
 from narrative_cli.credentials import scrub
-from narrative_cli.errors import StoreError
+from narrative_cli.errors import SessionBusy, StoreError
 from narrative_cli.store import queries as q
 from narrative_cli.store import rows
 from narrative_cli.store.db import Database, open_database
+from narrative_cli.store.locks import SessionLock, is_locked
 from narrative_cli.store.migrations import migrate
 from narrative_cli.store.models import (
     Json,
@@ -38,9 +39,10 @@ from narrative_cli.store.models import (
     TurnData,
     TurnView,
 )
-from narrative_cli.store.snapshots import add_references, load_snapshot, release
+from narrative_cli.store.snapshots import add_references, load_snapshot, release, save_blobs
 
 Clock = Callable[[], datetime]
+HELD_AS = "the session database narrative-cli has open"
 
 
 class SessionStore:
@@ -55,9 +57,14 @@ class SessionStore:
         except BaseException:
             self.db.close()
             raise
+        held.hold(self.path, HELD_AS, sidecars=True)  # no export may write over it
+        self._held = True
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (idempotent)."""
+        if self._held:
+            held.release(self.path, HELD_AS, sidecars=True)
+            self._held = False
         self.db.close()
 
     def __enter__(self) -> SessionStore:
@@ -163,6 +170,26 @@ class SessionStore:
             conn.execute(q.TOUCH_SESSION, (now, session_id))
         return index
 
+    def amend_last_turn(self, session_id: int, number: int, record: Json, snapshot: Json) -> None:
+        """Rewrite the shown swipe of the last turn in place: a turn stored with its analysis
+        pending gets its events and summary when ``/retry`` runs the analysis again."""
+        swipe = rows.encode_swipe(record, snapshot, number)
+        with self.db.transaction() as conn:
+            rows.require_last(conn, session_id, number, "amend")
+            index, _, _, old_root = conn.execute(q.SELECTED_SWIPE, (session_id, number)).fetchone()
+            root = None
+            if swipe.snapshot is not None:
+                save_blobs(conn, swipe.snapshot)  # before the release: shared blobs survive
+                root = swipe.snapshot.root
+            release(conn, [old_root])
+            conn.execute(q.UPDATE_SWIPE, (swipe.record, root, session_id, number, index))
+            conn.execute(q.TOUCH_SESSION, (self._now(), session_id))
+
+    def lock_session(self, session_id: int) -> SessionLock:
+        """Hold the session for this process (SessionBusy when another has it open)."""
+        info = self.session(session_id)
+        return SessionLock(self.path, session_id).acquire(info.name)
+
     def select_swipe(self, session_id: int, number: int, index: int) -> StoredTurn:
         """Show another swipe of the last turn; the story state follows it."""
         with self.db.transaction() as conn:
@@ -230,7 +257,12 @@ class SessionStore:
                 raise rows.no_session(session_id)
 
     def delete(self, session_id: int) -> None:
-        """Delete a session, its turns and every snapshot blob only it used."""
+        """Delete a session, its turns and every snapshot blob only it used (not while another
+        process has it open)."""
+        if is_locked(self.path, session_id):
+            raise SessionBusy(
+                f"session {session_id} is open in another narrative process; close it first"
+            )
         with self.db.transaction() as conn:
             release(conn, [row[0] for row in conn.execute(q.SESSION_ROOTS, (session_id,))])
             if conn.execute(q.DELETE_SESSION, (session_id,)).rowcount == 0:

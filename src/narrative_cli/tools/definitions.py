@@ -28,6 +28,7 @@ from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import ToolDefinitionError
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import TOOL
+from narrative_cli.safetext import loads
 from narrative_cli.tools.context_keys import CANONICAL_CONTEXT_ORDER
 from narrative_cli.tools.sandbox import check_syntax
 
@@ -264,7 +265,7 @@ def _json_object(content: str) -> dict[str, Any]:
     if not text:
         raise ToolDefinitionError("content is empty; a tool entry holds its definition as JSON")
     try:
-        data = json.loads(text, strict=False)
+        data = loads(text, strict=False)
     except json.JSONDecodeError as error:
         raise ToolDefinitionError(
             f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"

@@ -8,7 +8,8 @@ cache-friendly), then its ``<tool_history>`` if it has one, then the instruction
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from narrative_cli.domain import LoreEntry, Message
 from narrative_cli.lore.routed import routes_for
@@ -18,6 +19,8 @@ from narrative_cli.tools.definitions import ToolDef
 __all__ = [
     "ANALYSIS_DEPENDENT_KEYS",
     "CANONICAL_CONTEXT_ORDER",
+    "LazyContext",
+    "Overlay",
     "tool_history",
     "tool_messages",
     "tool_user_message",
@@ -39,6 +42,51 @@ _TEXT = {
 }
 
 
+class LazyContext(Mapping[str, str]):
+    """The context keys, each rendered the first time a tool reads it, then kept.
+
+    Rendering every key every turn cost more than the rest of the turn with a large world
+    (``world_full`` renders every entry); most turns no tool declares most keys."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], str]]) -> None:
+        self._makers = dict(makers)
+        self._made: dict[str, str] = {}
+        self._lock = threading.Lock()  # parallel post tools read the same context
+
+    def __getitem__(self, key: str) -> str:
+        with self._lock:
+            if key not in self._made:
+                self._made[key] = self._makers[key]()
+            return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+    def rendered(self) -> list[str]:
+        """The keys rendered so far (what the tools asked for)."""
+        with self._lock:
+            return list(self._made)
+
+
+class Overlay(Mapping[str, str]):
+    """``context`` with some keys given other values, without reading the rest of it."""
+
+    def __init__(self, context: Mapping[str, str], values: Mapping[str, str]) -> None:
+        self._context, self._values = context, dict(values)
+
+    def __getitem__(self, key: str) -> str:
+        return self._values[key] if key in self._values else self._context[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._context, *self._values]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._context, *self._values]))
+
+
 def _words(lang: str) -> dict[str, str]:
     return _TEXT["zh" if lang == "zh" else "en"]
 
@@ -51,8 +99,10 @@ def tool_user_message(
     declared = set(tool.context)
     parts = []
     for key in CANONICAL_CONTEXT_ORDER:
+        if key not in declared:
+            continue
         content = context.get(key) or ""
-        if key in declared and content.strip():
+        if content.strip():
             parts.append(f"<{key}>\n{content}\n</{key}>")
     if not parts:
         parts.append(words["empty"])

@@ -20,7 +20,12 @@ from narrative_cli.errors import NarrativeError
 from narrative_cli.tools.definitions import ToolDef, ToolSet
 from narrative_cli.tools.dice_checks import check, ignored_params
 from narrative_cli.tools.dice_notation import DiceError
-from narrative_cli.tools.llm_tools import ANALYSIS_DEPENDENT_KEYS, tool_history, tool_messages
+from narrative_cli.tools.llm_tools import (
+    ANALYSIS_DEPENDENT_KEYS,
+    Overlay,
+    tool_history,
+    tool_messages,
+)
 from narrative_cli.tools.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_LIMIT, run_code
 
 LlmCall = Callable[[ToolDef, list[Message]], str]
@@ -153,9 +158,9 @@ def run_planning_calls(
             system = str(params.get("system") or "none")
             text = words["ignored"].format(system=system, names=", ".join(ignored_params(params)))
             results.append(ToolResult(name, "warning", False, text))
-        tool_context = dict(context or {})
+        tool_context: Mapping[str, str] = context or {}
         if not tool_context.get("dice_results", "").strip():
-            tool_context["dice_results"] = dice_results_text(results, lang)
+            tool_context = Overlay(tool_context, {"dice_results": dice_results_text(results, lang)})
         runner = _ToolRun(tool, state_snapshot, rng, llm_call, lang, limits)
         results.append(runner.planning(params, tool_context))
     skipped = len(calls) - MAX_PLANNING_CALLS

@@ -144,14 +144,21 @@ def _regex_view(report: dict[str, Any]) -> Any:
     from rich.table import Table
 
     table = Table(title="Regex scripts", title_justify="left")
-    for column in ("name", "find", "placement", "note"):
+    for column in ("name", "find", "placement", "runs here"):
         table.add_column(column, overflow="fold")
     for script in report["regex_scripts"]:
-        flags = [f for f in ("disabled", "markdown_only", "prompt_only") if script[f]]
-        note = script["problem"] or ", ".join(flags)
         table.add_row(*_plain(script["name"], preview(script["find_regex"], 40),
-                              ",".join(map(str, script["placement"])), note))
+                              ",".join(map(str, script["placement"])), script["runs"]))
     return table
+
+
+def _helper_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for row in report.get("tavern_helper_scripts") or []:
+        state = "" if row["enabled"] else " (disabled)"
+        buttons = f"; buttons: {', '.join(row['buttons'])}" if row["buttons"] else ""
+        lines.append(f"TavernHelper script {row['name']!r}{state}: {row['runs']}{buttons}")
+    return lines
 
 
 def _macro_lines(report: dict[str, Any]) -> list[str]:
@@ -194,6 +201,8 @@ def render_inspect(report: dict[str, Any], console: Console | None = None) -> No
         out.print(line, highlight=False, markup=False)
     if report["regex_scripts"]:
         out.print(_regex_view(report))
+    for line in _helper_lines(report):
+        out.print(line, highlight=False, markup=False)
     for line in _macro_lines(report):
         out.print(line, highlight=False, markup=False)
     if report["preset"]:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from narrative_cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from narrative_cli.play.commands import ALIASES, Dispatcher, Outcome, parse_command
+from narrative_cli.safetext import clean_surrogates
 from narrative_cli.ui.console import Consoles
 
 
@@ -64,7 +65,7 @@ def run_lines(dispatcher: Dispatcher, lines: Iterable[str], consoles: Consoles) 
     """Handle every line until the input ends or ``/quit``; returns the exit code."""
     tally = LineTally()
     for raw in lines:
-        line = raw.rstrip("\r\n")
+        line = clean_surrogates(raw.rstrip("\r\n"))  # bytes that are not UTF-8 become U+FFFD
         if not line.strip():
             continue
         consoles.out.print(Text(f"> {line}", style="user"))

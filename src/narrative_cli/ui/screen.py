@@ -8,11 +8,12 @@ the raw text. What changed in a turn comes from ``play.reports.turn_changes``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from narrative_cli.pipeline.story import TurnResult
@@ -23,25 +24,70 @@ from narrative_cli.regex.scripts import AI_OUTPUT, RegexScripts, scripts_for
 from narrative_cli.tools.dice import DiceRoll
 from narrative_cli.ui import render
 from narrative_cli.ui.console import Consoles
-from narrative_cli.ui.html_text import terminal_text
+from narrative_cli.ui.html_text import terminal_html, terminal_text
 from narrative_cli.ui.safe import safe_text
 from narrative_cli.ui.status import TurnView
+from narrative_cli.ui.status_panel import status_panel
+
+_PLACEHOLDER = re.compile(r"<StatusPlaceHolderImpl\s*/?>", re.IGNORECASE)
+_SPOT = "\ue000status\ue000"  # where the native panel goes; no card script matches it
+_NOT_HERE = {
+    "zh": "（卡片的按钮和脚本在终端里无法运行，已略去）",
+    "en": "(the card's buttons and scripts cannot run in a terminal and are left out)",
+}
 
 
 class RichScreen:
     """Shows turns, panels and messages of one PlaySession on a pair of consoles."""
 
-    def __init__(self, consoles: Consoles, lang: str, display: RegexScripts | None = None) -> None:
+    def __init__(
+        self,
+        consoles: Consoles,
+        lang: str,
+        display: RegexScripts | None = None,
+        *,
+        mvu: bool = False,
+    ) -> None:
         self.consoles = consoles
         self.lang = lang
         self.display = display or RegexScripts()
+        self.mvu = mvu  # the card keeps MVU variables: its status placeholder gets the panel
         self._prefix = ""
+        self._tree: Mapping[str, Any] | None = None
+        self._told_interactive = False
 
     @classmethod
     def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
         """A screen in the story's language with the card's display scripts."""
         story = play.story
-        return cls(consoles, story.lang, scripts_for(story.card, story.persona, story.lang))
+        display = scripts_for(story.card, story.persona, story.lang)
+        screen = cls(consoles, story.lang, display, mvu=story.uses_mvu)
+        screen._tree = story.snapshot.mvu  # what the first turn's changes are measured from
+        return screen
+
+    def story(
+        self,
+        text: str,
+        tree: Mapping[str, Any] | None = None,
+        before: Mapping[str, Any] | None = None,
+    ) -> RenderableType:
+        """The model's text as displayed, with the native status panel where the card puts its
+        status bar (``<StatusPlaceHolderImpl/>``) when there are variables to show."""
+        spot = bool(tree) and _PLACEHOLDER.search(text) is not None
+        if spot:
+            text = _PLACEHOLDER.sub(_SPOT, text)
+        shown = self.display.ai_output(text, 0)
+        items: list[RenderableType] = []
+        for index, part in enumerate(shown.split(_SPOT) if spot else [shown]):
+            if index and tree:
+                items.append(status_panel(tree, before, self.lang))
+            html = terminal_html(_PLACEHOLDER.sub("", part))
+            if html.text.strip():
+                items.append(render.story_text(html.text.strip()))
+            if html.interactive and not self._told_interactive:
+                self._told_interactive = True
+                items.append(Text(_NOT_HERE["zh" if self.lang == "zh" else "en"], style="dim"))
+        return Group(*items)
 
     # -- text as displayed -------------------------------------------------------------------
 
@@ -73,11 +119,14 @@ class RichScreen:
     ) -> None:
         """Everything after the streamed story: outputs, state diff, summary, warnings, footer."""
         new_text = _after_prefix(result.narrative, self._prefix)
+        before, self._tree = self._tree, result.snapshot.mvu
         if not view.printed_story:
-            self.print(render.story_text(self.shown(new_text)))
+            self.print(self.story(new_text, self._tree, before))
         elif _streamed(view).strip() not in new_text:
             self.print(Text("(as kept after clean-up:)", style="dim"))
-            self.print(render.story_text(self.shown(new_text)))
+            self.print(self.story(new_text, self._tree, before))
+        elif self._tree and _PLACEHOLDER.search(new_text):  # streamed as it came: panel after
+            self.print(status_panel(self._tree, before, self.lang))
         self._after(reports.turn_changes(play, result), result, summary)
         unseen = [w for w in result.warnings if w not in view.shown_warnings]
         if unseen:
@@ -110,11 +159,16 @@ class RichScreen:
         if last.user_input:
             name = story.persona.name or "User"
             self.print(render.user_line(name, self.shown_input(last.user_input)))
-        self.print(render.story_text(self.shown(last.narrative)))
+        self._tree = story.snapshot.mvu
+        self.print(self.story(last.narrative, self._tree))
         outputs = {tool: self.shown(text) for tool, text in last.post_outputs.items()}
         panel = render.outputs_panel(outputs, self.lang)
         if panel is not None:
             self.print(panel)
+        failure = play.failure
+        if failure is not None and failure.kind == "analysis":
+            pending = f"analysis pending for turn {play.turn}: {failure.error}; /retry runs it"
+            self.print(render.warning_lines([pending]))
 
     def show_opening(self, play: PlaySession) -> None:
         """The card header, then the greeting (new session) or the last exchange (resumed)."""
