@@ -122,19 +122,23 @@ def test_note_command_sets_it_the_writer_sees_it_and_it_survives_resume_export_i
     assert "The fog never lifts." in out and "in the chat at depth 4 as system" in out
     game.run("I climb the stairs to the lamp.")
     assert "The fog never lifts." in writer_text(game.server)
-    resumed = PlaySession.resume(game.store, str(game.play.session_id))
-    assert resumed.story.authors_note == AuthorsNote("The fog never lifts.")
     exported = tmp_path / "night.jsonl"
     game.run(f"/export {exported}")
     metadata = load_chat(exported).chat_metadata
     assert (metadata["note_prompt"], metadata["note_depth"], metadata["note_role"]) == (
         "The fog never lifts.", 4, 0)
+    game.play.close()  # one process holds a session at a time (#13): let go before resuming
+    resumed = PlaySession.resume(game.store, str(game.play.session_id))
+    assert resumed.story.authors_note == AuthorsNote("The fog never lifts.")
+    resumed.set_note("")  # what `/note off` does
+    resumed.close()
     imported = import_chat_file(game.store, exported, CARD_PATH, name="again")
     again = PlaySession.resume(game.store, str(imported.session_id))
     assert again.story.authors_note == AuthorsNote("The fog never lifts.")
-    game.run("/note off")
-    assert PlaySession.resume(game.store, str(game.play.session_id)).story.authors_note == (
-        AuthorsNote(""))
+    again.close()
+    off = PlaySession.resume(game.store, str(game.play.session_id))
+    assert off.story.authors_note == AuthorsNote("")
+    off.close()
 
 
 def test_an_imported_chats_note_is_used_at_its_depth(

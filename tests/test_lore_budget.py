@@ -102,5 +102,9 @@ def test_lore_command_lists_activated_and_dropped_entries_with_reasons(game: Gam
     assert any("core setting" in r and "activated" in r for r in rows)
     assert any("combat rules" in r and "dropped by budget" in r for r in rows)
     # a stored turn keeps its rejections: they show again after a resume
+    game.play.close()  # one process holds a session at a time (#13): let go before resuming
     again = PlaySession.resume(game.store, str(game.play.session_id))
-    assert any(r.comment == "combat rules" for r in again.last.lore_rejected)  # type: ignore[union-attr]
+    try:
+        assert any(r.comment == "combat rules" for r in again.last.lore_rejected)  # type: ignore[union-attr]
+    finally:
+        again.close()
