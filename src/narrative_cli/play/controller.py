@@ -54,6 +54,7 @@ from narrative_cli.pipeline.events import Listener
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord, TurnResult
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
+from narrative_cli.play.preflight import preflight
 from narrative_cli.store.models import LoreRef, SessionInfo, StoredTurn
 from narrative_cli.store.sessions import SessionStore
 
@@ -176,6 +177,8 @@ class PlaySession:
         if existing is not None:
             return cls.resume(store, str(existing.id), options, backends)
         story, settings = opening.load_story(options, options.greeting or 0, card=card)
+        if backends is None:
+            preflight(settings)  # nothing is stored before the backends can answer
         return cls.start(
             store,
             story,
@@ -201,6 +204,8 @@ class PlaySession:
         info = store.find(ref)
         merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
         story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
+        if backends is None:
+            preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
         play.warnings.extend(opening.changed_files(info, merged))
         play._reload()
