@@ -67,8 +67,7 @@ def list_models(
             ) from None
     if response.status_code in (401, 403):
         raise ConfigError(
-            f"profile {profile.name!r}: {shown} refused the key "
-            f"(HTTP {response.status_code})",
+            f"profile {profile.name!r}: {shown} refused the key (HTTP {response.status_code})",
             hint=_key_hint(profile),
         )
     if response.status_code != 200:
