@@ -100,8 +100,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("cost", "", "session totals: calls, tokens, what the cache saved"),
     Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
             ("auto", "merged", "serial", "parallel")),
-    Command("export", "FILE [--force]",
-            "export the session (.jsonl SillyTavern chat, .json everything)"),
+    Command("delete", "N", "delete the last N messages (a turn is 2: your line and the reply)"),
+    Command("export", "[md|txt|jsonl|json] [FILE] [--force]",
+            "export: md/txt transcript, jsonl SillyTavern chat, json everything",
+            ("md", "txt", "jsonl", "json")),
     Command("quit", "", "leave (the story is saved after every turn)"),
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
@@ -308,12 +310,27 @@ class Dispatcher:
         return Outcome()
 
     def cmd_export(self, args: list[str]) -> Outcome:
+        from narrative_cli.play.transcript import FORMATS
+
         force = "--force" in args
-        words = [word for word in args if word != "--force"]
-        if not words:
-            raise BadInput("/export needs a file name, e.g. /export story.jsonl")
-        count, what = self.play.export(" ".join(words), force=force)
-        self.screen.info(f"Wrote {count} {what} to {' '.join(words)}.")
+        args = [word for word in args if word != "--force"]
+        if not args:
+            raise BadInput(
+                "/export needs a format or a file name, e.g. /export md or /export story.jsonl"
+            )
+        fmt = args[0].lower() if args[0].lower() in FORMATS else None
+        rest = args[1:] if fmt else args
+        target = " ".join(rest) if rest else str(self.play.default_export_path(str(fmt)))
+        count, what = self.play.export(target, fmt, force=force)
+        self.screen.info(f"Wrote {count} {what} to {target}.")
+        return Outcome()
+
+    def cmd_delete(self, args: list[str]) -> Outcome:
+        if len(args) != 1:
+            raise BadInput("/delete takes the number of messages, e.g. /delete 2")
+        now = self.play.delete_messages(_number(args[0], "/delete N"))
+        self.screen.info(f"Deleted. The story is back at turn {now}.")
+        self.screen.show_last(self.play)
         return Outcome()
 
     def cmd_quit(self, args: list[str]) -> Outcome:

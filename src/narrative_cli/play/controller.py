@@ -173,6 +173,9 @@ class PlaySession:
 
         if options.resume:
             return cls.resume(store, options.resume, options, backends)
+        if options.continue_last:
+            last = opening.last_session(store, options)
+            return cls.resume(store, str(last.id), options, backends)
         existing = opening.named_session(store, options)
         if existing is not None:
             return cls.resume(store, str(existing.id), options, backends)
@@ -504,15 +507,57 @@ class PlaySession:
     def mode(self) -> str:
         return str(self.story.settings.pipeline.mode)
 
-    def export(self, path: str | Path, *, force: bool = False) -> tuple[int, str]:
-        """Export the session: ``.json`` a full dump, anything else a SillyTavern chat (never
+    def export(
+        self, path: str | Path, fmt: str | None = None, *, force: bool = False
+    ) -> tuple[int, str]:
+        """Export the session to ``path`` as ``fmt`` (default: from the file's suffix):
+        ``json`` a full dump, ``md``/``txt`` a transcript, anything else a SillyTavern chat (never
         over the open database; over an existing file only with ``force``)."""
+        from narrative_cli.errors import BadInput
+        from narrative_cli.play.transcript import write_transcript
         from narrative_cli.store.export import export_json, export_jsonl
 
         target = Path(path).expanduser()
-        if target.suffix.lower() == ".json":
-            return export_json(self.store, self.session_id, target, force=force), "turns"
-        return export_jsonl(self.store, self.session_id, target, force=force), "messages"
+        fmt = fmt or target.suffix.lower().lstrip(".")
+        try:
+            if fmt == "json":
+                return export_json(self.store, self.session_id, target, force=force), "turns"
+            if fmt in ("md", "txt"):
+                return write_transcript(self.store, self.session_id, fmt, target, force=force), "messages"
+            return export_jsonl(self.store, self.session_id, target, force=force), "messages"
+        except OSError as exc:
+            raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
+
+    def default_export_path(self, fmt: str) -> Path:
+        """Where ``/export FORMAT`` writes without a file name: the session's id and name."""
+        import re
+
+        slug = re.sub(r"[^\w-]+", "-", self.info().name, flags=re.UNICODE).strip("-") or "story"
+        return Path(f"session-{self.session_id}-{slug}.{fmt}")
+
+    def delete_messages(self, count: int) -> int:
+        """Drop the last ``count`` messages (SillyTavern's ``/del N``); the turn now at.
+
+        A turn is two messages, the player's line and the reply, and is stored whole, so
+        ``count`` must be even; the greeting stays."""
+        from narrative_cli.errors import BadInput
+
+        if count < 1:
+            raise BadInput("/delete N needs N ≥ 1 messages, e.g. /delete 2")
+        if count > 2 * self.turn:
+            raise BadInput(
+                f"/delete {count}: the story has only {2 * self.turn} messages after the greeting"
+            )
+        if count % 2:
+            raise BadInput(
+                f"/delete {count} would split a turn (your line and its reply are kept together)",
+                hint=f"use /delete {count + 1}, or /regen to redo the last reply",
+            )
+        for _ in range(count // 2):
+            self.store.drop_last_turn(self.session_id)
+        self.failure = None
+        self._reload()
+        return self.turn
 
     def info(self) -> SessionInfo:
         """The stored session header (name, card, turns)."""

@@ -75,7 +75,9 @@ def choose_greeting(
     """
     from narrative_cli.play.opening import named_session
 
-    if options.greeting is not None or options.resume or named_session(store, options):
+    if options.greeting is not None or options.resume or options.continue_last:
+        return options, None
+    if named_session(store, options):
         return options, None
     from narrative_cli.load import load_card
 

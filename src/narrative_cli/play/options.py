@@ -43,6 +43,7 @@ class PlayOptions:
     lang: str | None = None
     session: str | None = None
     resume: str | None = None
+    continue_last: bool = False  # -c / --continue: the last played session (of this card)
     greeting: int | None = None
 
     def overrides(self) -> dict[str, Any]:

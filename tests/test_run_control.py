@@ -1,0 +1,103 @@
+"""Editing and control in line mode (#18 item 6): ``/delete N``, ``/export md|txt``, ``run -c``.
+
+A real ``narrative run`` subprocess reads stdin in a temporary directory against the scripted
+server; what is stored is read back from the SQLite file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from narrative_cli.store import SessionStore
+from tests import servers
+from tests.conftest import SAMPLES
+from tests.servers import ScriptedServer
+from tests.story_replies import NARRATIVES, StoryScript
+
+scripted_server = servers.scripted_server  # until tests/conftest.py imports the fixtures
+CARD = str(SAMPLES / "lantern-keeper.png")
+
+
+def narrative(
+    server: ScriptedServer, cwd: Path, *args: str, stdin: str
+) -> subprocess.CompletedProcess[str]:
+    flags = ["--provider", "openai", "--base-url", server.base_url, "--model", "m"]
+    return subprocess.run(
+        [sys.executable, "-m", "narrative_cli", "run", *args, *flags],
+        input=stdin, capture_output=True, text=True, cwd=cwd, env=dict(os.environ), timeout=120,
+    )  # fmt: skip
+
+
+def stored(home: Path) -> dict[str, list[tuple[int, str]]]:
+    with SessionStore(home / "sessions.db") as store:
+        return {
+            info.name: [(t.number, str(t.record.get("user_input") or "")) for t in
+                        store.turns(info.id)]
+            for info in store.list_sessions()
+        }  # fmt: skip
+
+
+def test_delete_n_drops_the_last_n_messages_and_refuses_half_a_turn(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(StoryScript())
+    lines = "I climb the stairs.\nI trim the wick.\n/delete 1\n/delete 2\n/delete 9\n"
+    done = narrative(scripted_server, tmp_path, CARD, "--session", "d", stdin=lines)
+    assert done.returncode == 2  # the refused /delete 1 and /delete 9 are usage errors
+    assert "error: /delete 1 would split a turn" in done.stderr
+    assert "hint: use /delete 2, or /regen to redo the last reply" in done.stderr
+    assert "only 2 messages after the greeting" in done.stderr
+    assert "Deleted. The story is back at turn 1." in done.stdout
+    assert stored(clean_environ)["d"] == [(0, ""), (1, "I climb the stairs.")]
+
+
+def test_export_md_and_txt_write_readable_transcripts(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(StoryScript())
+    lines = "I climb the stairs.\n/export md\n/export txt notes.txt\n/export story.md\n"
+    done = narrative(scripted_server, tmp_path, CARD, "--session", "watch", stdin=lines)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "session-1-watch.md").read_text(encoding="utf-8")
+    assert md.startswith("# watch\n")
+    assert "**User:**\n\nI climb the stairs." in md
+    assert "**Edda:**\n\n*The fog presses" in md and NARRATIVES[0].strip() in md
+    assert md.split("\n")[2].startswith("*Edda · 20")  # the character and the date
+    assert md.index("The fog presses") < md.index("I climb the stairs.") < md.index(
+        NARRATIVES[0].strip()[:40]
+    )
+    txt = (tmp_path / "notes.txt").read_text(encoding="utf-8")
+    assert "User:\nI climb the stairs." in txt and "**" not in txt.split("\n", 2)[2][:10]
+    assert (tmp_path / "story.md").read_text(encoding="utf-8") == md  # format from the suffix
+    assert "Wrote 3 messages to session-1-watch.md." in done.stdout
+
+
+def test_export_to_a_place_that_cannot_be_written_is_one_line(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(StoryScript())
+    done = narrative(scripted_server, tmp_path, CARD, stdin="/export md /no/such/dir/x.md\n")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: cannot write /no/such/dir/x.md")
+    assert "Traceback" not in done.stderr
+
+
+def test_run_c_continues_the_last_played_session(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(StoryScript())
+    nothing = narrative(scripted_server, tmp_path, "-c", stdin="I wait.\n")
+    assert nothing.returncode == 1 and "nothing to continue" in nothing.stderr
+    narrative(scripted_server, tmp_path, CARD, "--session", "old", stdin="I listen.\n")
+    narrative(scripted_server, tmp_path, CARD, "--session", "new", stdin="I climb.\n")
+    again = narrative(scripted_server, tmp_path, "-c", stdin="I trim the wick.\n")
+    assert again.returncode == 0, again.stderr
+    assert "2 · new" in again.stdout and "I climb." in again.stdout  # its last exchange
+    with_card = narrative(scripted_server, tmp_path, CARD, "--continue", stdin="I rest.\n")
+    assert with_card.returncode == 0, with_card.stderr
+    sessions = stored(clean_environ)
+    assert [t[1] for t in sessions["new"]] == ["", "I climb.", "I trim the wick.", "I rest."]
+    assert [t[1] for t in sessions["old"]] == ["", "I listen."]
