@@ -101,3 +101,22 @@ def test_run_c_continues_the_last_played_session(
     sessions = stored(clean_environ)
     assert [t[1] for t in sessions["new"]] == ["", "I climb.", "I trim the wick.", "I rest."]
     assert [t[1] for t in sessions["old"]] == ["", "I listen."]
+
+
+def test_edit_replays_the_last_turn_with_the_new_line_and_keeps_the_old_as_a_swipe(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(StoryScript())
+    lines = "/edit too early\nI climb the stairs.\n/edit\n/edit I don't climb; I wait.\n"
+    done = narrative(scripted_server, tmp_path, CARD, "--session", "e", stdin=lines)
+    assert done.returncode == 1  # /edit at the greeting could not run (as /continue there)
+    assert "nothing to edit: the story is at its greeting" in done.stderr
+    assert "your last one was: I climb the stairs." in done.stderr
+    assert "hint: /edit TEXT replays the last turn with TEXT" in done.stderr
+    assert stored(clean_environ)["e"] == [(0, ""), (1, "I don't climb; I wait.")]
+    writing = [r for r in scripted_server.requests if r.agent == "writing"]
+    last_prompt = writing[-1].messages[-1]["content"]
+    assert "<user_input>\nI don't climb; I wait.\n</user_input>" in last_prompt
+    with SessionStore(clean_environ / "sessions.db") as store:
+        [info] = store.list_sessions()
+        assert store.resume(info.id).swipe_count == 2  # the first line and its reply kept

@@ -100,6 +100,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("cost", "", "session totals: calls, tokens, what the cache saved"),
     Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
             ("auto", "merged", "serial", "parallel")),
+    Command("edit", "TEXT", "replace your last line with TEXT and replay the turn (old: a swipe)"),
     Command("delete", "N", "delete the last N messages (a turn is 2: your line and the reply)"),
     Command("export", "[md|txt|jsonl|json] [FILE] [--force]",
             "export: md/txt transcript, jsonl SillyTavern chat, json everything",
@@ -108,6 +109,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
 BY_NAME = {command.name: command for command in COMMANDS}
+FREE_TEXT = ("edit",)  # commands whose argument is a line of the story, not shell-like words
 
 Handler = Callable[[list[str]], Outcome]
 
@@ -133,6 +135,9 @@ class Dispatcher:
             return self.say(text[1:])
         if not text.startswith("/"):
             return self.say(text)
+        head, _, rest = text[1:].partition(" ")
+        if head.lower() in FREE_TEXT:  # the rest is story text: quotes and apostrophes as typed
+            return self.command(head.lower(), [rest.strip()] if rest.strip() else [])
         try:
             name, args = parse_command(text)
         except ValueError as exc:
@@ -324,6 +329,17 @@ class Dispatcher:
         count, what = self.play.export(target, fmt, force=force)
         self.screen.info(f"Wrote {count} {what} to {target}.")
         return Outcome()
+
+    def cmd_edit(self, args: list[str]) -> Outcome:
+        if not self.play.turn:
+            raise NarrativeError("nothing to edit: the story is at its greeting")
+        text = " ".join(args).strip()
+        if not text:
+            raise BadInput(
+                f"/edit needs the new line; your last one was: {self.play.last_input()}",
+                hint="/edit TEXT replays the last turn with TEXT",
+            )
+        return self._turn(lambda view: self.play.edit(text, view))
 
     def cmd_delete(self, args: list[str]) -> Outcome:
         if len(args) != 1:

@@ -245,6 +245,24 @@ class PlaySession:
             listener,
         )
 
+    def edit(self, user_input: str, listener: Listener | None = None) -> TurnResult:
+        """Replace the last turn's input with ``user_input`` and run the turn again from the
+        snapshot before it. The new run is a new swipe: the old input and reply stay as the
+        swipe before it (``/swipe`` brings them back), so an edit loses nothing."""
+        number = self._last_number("edit")
+        swipes = len(self.swipes())
+        stream = self._next_stream(number, None, at_least=swipes)
+        return self._attempt(
+            "edit",
+            user_input,
+            lambda lst: self._redo(number, user_input, lst, rng_stream=stream),
+            listener,
+        )
+
+    def last_input(self) -> str:
+        """The player's line of the last turn ("" at the greeting)."""
+        return (self._played(self.turn).user_input or "") if self.turn else ""
+
     def _next_stream(self, number: int, given: int | None, *, at_least: int = 0) -> int:
         """The random stream of the next try of turn ``number`` (given: replay's choice)."""
         stream = given if given is not None else max(self.tries.get(number, 0), at_least)
@@ -288,6 +306,8 @@ class PlaySession:
             return self.regenerate(listener)
         if failure.kind == "continue":
             return self.continue_(listener)
+        if failure.kind == "edit":
+            return self.edit(failure.user_input, listener)
         return self.play(failure.user_input, listener)
 
     def save_unsaved(self) -> TurnResult:
