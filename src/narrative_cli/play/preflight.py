@@ -19,14 +19,15 @@ from __future__ import annotations
 from narrative_cli.config import Profile, Settings, read_api_key
 from narrative_cli.errors import ConfigError
 
-AGENTS = ("planning", "writing", "analysis", "mvu_extract", "tool")
 _SHOWN_MODELS = 8  # how many listed models an unknown-model message names
 
 
 def profiles_in_use(settings: Settings) -> list[Profile]:
     """The distinct profiles the agents of a turn call, in agent order."""
+    from narrative_cli.agents.table import agent_names
+
     seen: dict[str, Profile] = {}
-    for agent in AGENTS:
+    for agent in agent_names():
         profile = settings.profile_for(agent)
         seen.setdefault(profile.name, profile)
     return list(seen.values())
