@@ -75,14 +75,19 @@ def test_export_md_and_txt_write_readable_transcripts(
     assert "Wrote 3 messages to session-1-watch.md." in done.stdout
 
 
-def test_export_to_a_place_that_cannot_be_written_is_one_line(
+def test_export_refuses_an_existing_file_without_force_and_a_path_it_cannot_write(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
     scripted_server.reply_with(StoryScript())
-    done = narrative(scripted_server, tmp_path, CARD, stdin="/export md /no/such/dir/x.md\n")
+    (tmp_path / "taken.md").write_text("mine", encoding="utf-8")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    lines = "/export md taken.md\n/export md a-file/x.md\n/export md taken.md --force\n"
+    done = narrative(scripted_server, tmp_path, CARD, stdin=lines)
     assert done.returncode == 2
-    assert done.stderr.startswith("error: cannot write /no/such/dir/x.md")
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2 and "taken.md" in errors[0] and "a-file/x.md" in errors[1]
     assert "Traceback" not in done.stderr
+    assert (tmp_path / "taken.md").read_text(encoding="utf-8").startswith("# ")  # --force wrote
 
 
 def test_run_c_continues_the_last_played_session(

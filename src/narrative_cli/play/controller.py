@@ -543,7 +543,8 @@ class PlaySession:
             if fmt == "json":
                 return export_json(self.store, self.session_id, target, force=force), "turns"
             if fmt in ("md", "txt"):
-                return write_transcript(self.store, self.session_id, fmt, target, force=force), "messages"
+                count = write_transcript(self.store, self.session_id, fmt, target, force=force)
+                return count, "messages"
             return export_jsonl(self.store, self.session_id, target, force=force), "messages"
         except OSError as exc:
             raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
