@@ -110,7 +110,7 @@ class RichScreen:
         hold = self.display.applies_to(AI_OUTPUT)
         self._prefix = prefix
         if prefix:
-            self.print(self.story(self.shown(prefix)))
+            self.print(render.story_text(self.shown(prefix), styled=self.consoles.color))
         with TurnView(self.consoles, self.lang, hold=hold) as view:
             yield view
 
