@@ -39,6 +39,9 @@ stream_error    streams ``text=`` then an ``error`` event inside the 200 stream
 status          any ``status=``, ``body=``, ``headers=``
 ==============  ===========================================================================
 
+``GET …/models`` answers 404 (a server without the list) unless ``server.models`` names the
+models to list; GETs are recorded in ``server.gets``.
+
 Every request is recorded in ``server.requests`` (``path``, lower-cased ``headers``, ``json``,
 ``agent`` from the ``X-Narrative-Agent`` header). ``server.latency`` adds a fixed delay to
 every call; ``server.disconnected`` is set when a client hangs up mid-reply (Ctrl-C tests).
@@ -127,7 +130,9 @@ class ScriptedServer:
 
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
-        self.requests: list[RecordedRequest] = []
+        self.requests: list[RecordedRequest] = []  # POSTs (model calls)
+        self.gets: list[RecordedRequest] = []  # GETs (the preflight's models list)
+        self.models: list[str] | None = None  # GET …/models lists these; None: 404
         self.disconnected = threading.Event()
         self._queue: deque[Reply] = deque()
         self._hook: Hook | None = None
@@ -439,7 +444,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.script  # type: ignore[attr-defined,no-any-return]
 
     def do_GET(self) -> None:
-        self._send_json(200, {"object": "list", "data": [{"id": "scripted-model"}]})
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.script.gets.append(RecordedRequest("GET", self.path, headers, b"", None))
+        models = self.script.models
+        if models is None or not self.path.split("?")[0].rstrip("/").endswith("/models"):
+            self._send_json(404, {"error": {"message": f"no route GET {self.path}"}})
+            return
+        data = [{"id": name, "object": "model"} for name in models]
+        self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))

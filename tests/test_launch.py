@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 from pathlib import Path
 
+import pytest
+
+from narrative_cli.errors import BackendUnavailable
 from narrative_cli.play import PlayOptions
 from narrative_cli.play.launch import run_session
 from narrative_cli.store import SessionStore
@@ -67,4 +71,21 @@ def test_the_card_is_read_once_for_the_greeting_menu_and_the_story(
     store = SessionStore(tmp_path / "s.db")  # run_session closed its own
     [info] = store.list_sessions()
     assert info.character_name == "Mira" and info.greeting_index == 1
+    store.close()
+
+
+def test_the_greeting_menu_waits_for_the_preflight(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    card = write_card(tmp_path, [])
+    options = PlayOptions(
+        card=str(card), provider="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m",
+    )  # fmt: skip
+    front = AskingFront(card, "/quit\n")
+    with pytest.raises(BackendUnavailable, match="does not answer"):
+        run_session(options, front, store=SessionStore(tmp_path / "s.db"))
+    assert front.menus == []  # no greeting was shown
+    store = SessionStore(tmp_path / "s.db")
+    assert store.list_sessions() == []
     store.close()

@@ -32,6 +32,7 @@ DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
 }
+DEFAULT_KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 _CHOICES = {
     "mode": ("auto", "serial", "merged", "parallel"),
     "lang": ("auto", "zh", "en"),
@@ -389,10 +390,26 @@ def _apply_adhoc(settings: Settings, values: dict[str, Any], where: str) -> None
         )
     if provider != base.provider:
         base = Profile(provider=provider, read_timeout=300.0 if provider == "local" else 120.0)
+        base.api_key_env = default_key_env(provider, values)
     changes: dict[str, Any] = {k: str(v) for k, v in values.items() if k != "provider"}
     settings.profiles["adhoc"] = replace(base, name="adhoc", provider=provider, **changes)
     settings.default_profile = "adhoc"
     settings.profile_forced = True
+
+
+def default_key_env(provider: str, values: dict[str, Any]) -> str | None:
+    """The key variable of an ad hoc ``--provider openai|anthropic`` that names none.
+
+    ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` when it is set, or when the provider's own
+    endpoint is used (where a key is required: preflight names the variable if it is unset).
+    A compatible server at another ``--base-url`` (llama.cpp, Ollama) often needs no key, so
+    there an unset variable means "no key"."""
+    name = DEFAULT_KEY_ENVS.get(provider)
+    if name is None or values.get("api_key_env"):
+        return None
+    if os.environ.get(name, "").strip() or not values.get("base_url"):
+        return name
+    return None
 
 
 def read_api_key(profile: Profile) -> str | None:

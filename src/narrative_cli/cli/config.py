@@ -1,4 +1,4 @@
-"""``narrative config init|show|path``: create, inspect and locate config.yaml."""
+"""``narrative config init|show|add|path``: create, inspect and locate config.yaml."""
 
 from __future__ import annotations
 
@@ -99,6 +99,40 @@ def config_show(
     flags = {"profile": profile, "provider": provider, "base_url": base_url, "model": model}
     settings = load_settings({**flags, "api_key_env": api_key_env})
     render_settings(settings_summary(settings), as_json=as_json)
+
+
+@config_app.command(
+    "add", cls=NarrativeCommand, epilog=example("narrative config add deepseek --default")
+)
+def config_add(
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="deepseek, openrouter, ollama, gemini, llamacpp, koboldcpp, openai or anthropic.",
+        ),
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Another model.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", metavar="URL", help="Another base URL.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option("--api-key-env", metavar="VAR", help="Another key variable."),
+    ] = None,
+    make_default: Annotated[
+        bool, typer.Option("--default", help="Make it the default profile.")
+    ] = False,
+) -> None:
+    """Add a common provider's profile (base URL, model, key variable) to config.yaml."""
+    from narrative_cli.provider_presets import add_profile
+
+    path, line = add_profile(
+        name, model=model, base_url=base_url, api_key_env=api_key_env, make_default=make_default
+    )
+    typer.echo(f"added to {path}: {line}")
 
 
 @config_app.command("path", cls=NarrativeCommand, epilog=example("narrative config path"))

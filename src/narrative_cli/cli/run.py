@@ -53,6 +53,10 @@ def run_command(
     resume: Annotated[
         str | None, Opt("--resume", metavar="ID", help="Resume session ID (or name).")
     ] = None,
+    continue_last: Annotated[
+        bool,
+        Opt("-c", "--continue", help="Continue the last played session (of CARD, if given)."),
+    ] = False,
     greeting: Annotated[
         int | None, Opt("--greeting", metavar="N", help="Start with greeting N.")
     ] = None,
@@ -86,7 +90,10 @@ def run_command(
         resume=resume,
         greeting=greeting,
         st_data=opts.text(st_data),
+        continue_last=continue_last,
     )
-    if not card and not resume:
-        raise typer.BadParameter("give a CARD to play, or --resume ID", param_hint="CARD")
+    if not card and not resume and not continue_last:
+        raise typer.BadParameter(
+            "give a CARD to play, --resume ID, or -c for the last session", param_hint="CARD"
+        )
     raise SystemExit(run_session(options, TerminalFront.create(no_color=no_color)))

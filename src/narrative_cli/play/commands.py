@@ -102,12 +102,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("cost", "", "session totals: calls, tokens, what the cache saved"),
     Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
             ("auto", "merged", "serial", "parallel")),
-    Command("export", "FILE [--force]",
-            "export the session (.jsonl SillyTavern chat, .json everything)"),
+    Command("edit", "TEXT", "replace your last line with TEXT and replay the turn (old: a swipe)"),
+    Command("delete", "N", "delete the last N messages (a turn is 2: your line and the reply)"),
+    Command("export", "[md|txt|jsonl|json] [FILE] [--force]",
+            "export: md/txt transcript, jsonl SillyTavern chat, json everything",
+            ("md", "txt", "jsonl", "json")),
     Command("quit", "", "leave (the story is saved after every turn)"),
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
 BY_NAME = {command.name: command for command in COMMANDS}
+FREE_TEXT = ("edit",)  # commands whose argument is a line of the story, not shell-like words
 
 Handler = Callable[[list[str]], Outcome]
 
@@ -133,6 +137,9 @@ class Dispatcher:
             return self.say(text[1:])
         if not text.startswith("/"):
             return self.say(text)
+        head, _, rest = text[1:].partition(" ")
+        if head.lower() in FREE_TEXT:  # the rest is story text: quotes and apostrophes as typed
+            return self.command(head.lower(), [rest.strip()] if rest.strip() else [])
         try:
             name, args = parse_command(text)
         except ValueError as exc:
@@ -320,12 +327,38 @@ class Dispatcher:
         return Outcome()
 
     def cmd_export(self, args: list[str]) -> Outcome:
+        from narrative_cli.play.transcript import FORMATS
+
         force = "--force" in args
-        words = [word for word in args if word != "--force"]
-        if not words:
-            raise BadInput("/export needs a file name, e.g. /export story.jsonl")
-        count, what = self.play.export(" ".join(words), force=force)
-        self.screen.info(f"Wrote {count} {what} to {' '.join(words)}.")
+        args = [word for word in args if word != "--force"]
+        if not args:
+            raise BadInput(
+                "/export needs a format or a file name, e.g. /export md or /export story.jsonl"
+            )
+        fmt = args[0].lower() if args[0].lower() in FORMATS else None
+        rest = args[1:] if fmt else args
+        target = " ".join(rest) if rest else str(self.play.default_export_path(str(fmt)))
+        count, what = self.play.export(target, fmt, force=force)
+        self.screen.info(f"Wrote {count} {what} to {target}.")
+        return Outcome()
+
+    def cmd_edit(self, args: list[str]) -> Outcome:
+        if not self.play.turn:
+            raise NarrativeError("nothing to edit: the story is at its greeting")
+        text = " ".join(args).strip()
+        if not text:
+            raise BadInput(
+                f"/edit needs the new line; your last one was: {self.play.last_input()}",
+                hint="/edit TEXT replays the last turn with TEXT",
+            )
+        return self._turn(lambda view: self.play.edit(text, view))
+
+    def cmd_delete(self, args: list[str]) -> Outcome:
+        if len(args) != 1:
+            raise BadInput("/delete takes the number of messages, e.g. /delete 2")
+        now = self.play.delete_messages(_number(args[0], "/delete N"))
+        self.screen.info(f"Deleted. The story is back at turn {now}.")
+        self.screen.show_last(self.play)
         return Outcome()
 
     def cmd_quit(self, args: list[str]) -> Outcome:

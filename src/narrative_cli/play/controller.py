@@ -54,6 +54,7 @@ from narrative_cli.pipeline.events import Listener
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord, TurnResult
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
+from narrative_cli.play.preflight import preflight
 from narrative_cli.store.models import LoreRef, SessionInfo, StoredTurn
 from narrative_cli.store.sessions import SessionStore
 
@@ -172,6 +173,9 @@ class PlaySession:
 
         if options.resume:
             return cls.resume(store, options.resume, options, backends)
+        if options.continue_last:
+            last = opening.last_session(store, options)
+            return cls.resume(store, str(last.id), options, backends)
         options = opening.with_config_preset(options)
         options, notes = opening.with_st_data(options)  # NAME → card, worlds, preset
         existing = opening.named_session(store, options)
@@ -179,6 +183,8 @@ class PlaySession:
             return cls.resume(store, str(existing.id), options, backends)
         story, settings = opening.load_story(options, options.greeting or 0, card=card)
         story.problems += [note for note in notes if note not in story.problems]
+        if backends is None:
+            preflight(settings)  # nothing is stored before the backends can answer
         return cls.start(
             store,
             story,
@@ -205,6 +211,8 @@ class PlaySession:
         merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
         story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
         story.authors_note = AuthorsNote.from_metadata(info.chat_metadata, story.authors_note)
+        if backends is None:
+            preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
         play.warnings.extend(opening.changed_files(info, merged))
         play._reload()
@@ -240,6 +248,24 @@ class PlaySession:
             lambda lst: self._redo(number, user_input, lst, rng_stream=stream),
             listener,
         )
+
+    def edit(self, user_input: str, listener: Listener | None = None) -> TurnResult:
+        """Replace the last turn's input with ``user_input`` and run the turn again from the
+        snapshot before it. The new run is a new swipe: the old input and reply stay as the
+        swipe before it (``/swipe`` brings them back), so an edit loses nothing."""
+        number = self._last_number("edit")
+        swipes = len(self.swipes())
+        stream = self._next_stream(number, None, at_least=swipes)
+        return self._attempt(
+            "edit",
+            user_input,
+            lambda lst: self._redo(number, user_input, lst, rng_stream=stream),
+            listener,
+        )
+
+    def last_input(self) -> str:
+        """The player's line of the last turn ("" at the greeting)."""
+        return (self._played(self.turn).user_input or "") if self.turn else ""
 
     def _next_stream(self, number: int, given: int | None, *, at_least: int = 0) -> int:
         """The random stream of the next try of turn ``number`` (given: replay's choice)."""
@@ -284,6 +310,8 @@ class PlaySession:
             return self.regenerate(listener)
         if failure.kind == "continue":
             return self.continue_(listener)
+        if failure.kind == "edit":
+            return self.edit(failure.user_input, listener)
         return self.play(failure.user_input, listener)
 
     def save_unsaved(self) -> TurnResult:
@@ -513,15 +541,58 @@ class PlaySession:
         self.story.authors_note = note
         return note
 
-    def export(self, path: str | Path, *, force: bool = False) -> tuple[int, str]:
-        """Export the session: ``.json`` a full dump, anything else a SillyTavern chat (never
+    def export(
+        self, path: str | Path, fmt: str | None = None, *, force: bool = False
+    ) -> tuple[int, str]:
+        """Export the session to ``path`` as ``fmt`` (default: from the file's suffix):
+        ``json`` a full dump, ``md``/``txt`` a transcript, anything else a SillyTavern chat (never
         over the open database; over an existing file only with ``force``)."""
+        from narrative_cli.errors import BadInput
+        from narrative_cli.play.transcript import write_transcript
         from narrative_cli.store.export import export_json, export_jsonl
 
         target = Path(path).expanduser()
-        if target.suffix.lower() == ".json":
-            return export_json(self.store, self.session_id, target, force=force), "turns"
-        return export_jsonl(self.store, self.session_id, target, force=force), "messages"
+        fmt = fmt or target.suffix.lower().lstrip(".")
+        try:
+            if fmt == "json":
+                return export_json(self.store, self.session_id, target, force=force), "turns"
+            if fmt in ("md", "txt"):
+                count = write_transcript(self.store, self.session_id, fmt, target, force=force)
+                return count, "messages"
+            return export_jsonl(self.store, self.session_id, target, force=force), "messages"
+        except OSError as exc:
+            raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
+
+    def default_export_path(self, fmt: str) -> Path:
+        """Where ``/export FORMAT`` writes without a file name: the session's id and name."""
+        import re
+
+        slug = re.sub(r"[^\w-]+", "-", self.info().name, flags=re.UNICODE).strip("-") or "story"
+        return Path(f"session-{self.session_id}-{slug}.{fmt}")
+
+    def delete_messages(self, count: int) -> int:
+        """Drop the last ``count`` messages (SillyTavern's ``/del N``); the turn now at.
+
+        A turn is two messages, the player's line and the reply, and is stored whole, so
+        ``count`` must be even; the greeting stays."""
+        from narrative_cli.errors import BadInput
+
+        if count < 1:
+            raise BadInput("/delete N needs N ≥ 1 messages, e.g. /delete 2")
+        if count > 2 * self.turn:
+            raise BadInput(
+                f"/delete {count}: the story has only {2 * self.turn} messages after the greeting"
+            )
+        if count % 2:
+            raise BadInput(
+                f"/delete {count} would split a turn (your line and its reply are kept together)",
+                hint=f"use /delete {count + 1}, or /regen to redo the last reply",
+            )
+        for _ in range(count // 2):
+            self.store.drop_last_turn(self.session_id)
+        self.failure = None
+        self._reload()
+        return self.turn
 
     def info(self) -> SessionInfo:
         """The stored session header (name, card, turns)."""

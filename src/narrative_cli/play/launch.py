@@ -75,7 +75,9 @@ def choose_greeting(
     """
     from narrative_cli.play.opening import named_session, with_st_card
 
-    if options.greeting is not None or options.resume or named_session(store, options):
+    if options.greeting is not None or options.resume or options.continue_last:
+        return options, None
+    if named_session(store, options):
         return options, None
     from narrative_cli.load import load_card
 
@@ -90,5 +92,9 @@ def choose_greeting(
 
     lang = options.lang if options.lang in ("zh", "en") else card_language(card)
     env = env_for(card, Persona(name=options.user_name or "User"), lang=lang)
+    from narrative_cli.config import load_settings
+    from narrative_cli.play.preflight import preflight
+
+    preflight(load_settings(options.overrides()))  # before the menu shows any greeting
     index = front.choose_greeting([expand(g, env) for g in card.greetings], lang)
     return replace(options, greeting=index), card

@@ -146,6 +146,21 @@ def named_session(store: SessionStore, options: PlayOptions) -> SessionInfo | No
     return found[0] if len(found) == 1 else None
 
 
+def last_session(store: SessionStore, options: PlayOptions) -> SessionInfo:
+    """The session played last (``narrative run -c``): of ``options.card`` when one is given."""
+    from narrative_cli.errors import StoreError
+
+    card = str(Path(options.card).resolve()) if options.card else None
+    for info in store.list_sessions():  # most recently played first
+        if card is None or info.card_path == card:
+            return info
+    where = f" with {options.card}" if card else ""
+    raise StoreError(
+        f"no session was played{where} yet: nothing to continue",
+        hint="start one with narrative run CARD",
+    )
+
+
 def changed_files(info: SessionInfo, options: PlayOptions) -> list[str]:
     """Warnings for a resumed session whose card or lorebooks changed since it started."""
     notes = []

@@ -44,6 +44,7 @@ class PlayOptions:
     lang: str | None = None
     session: str | None = None
     resume: str | None = None
+    continue_last: bool = False  # -c / --continue: the last played session (of this card)
     greeting: int | None = None
     st_data: str | None = None  # a SillyTavern user data folder (load.st_data)
 

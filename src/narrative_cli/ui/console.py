@@ -26,6 +26,12 @@ from narrative_cli.ui.safe import has_control, safe_text
 THEME = Theme(
     {
         "story": "",
+        "story.action": "italic",  # *she lifts the lamp* (ui.story_markup)
+        "story.speech": "bright_cyan",
+        "story.bold": "bold",
+        "story.code": "green",
+        "story.fence": "dim",
+        "story.bullet": "bold",
         "user": "bold cyan",
         "dim": "dim",
         "warn": "yellow",

@@ -127,9 +127,14 @@ def preview(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def story_text(text: str) -> Text:
-    """The story as shown (already through the display regex scripts)."""
-    return Text(safe_text(text), style="story")
+def story_text(text: str, styled: bool = False) -> Text:
+    """The story as shown (already through the display regex scripts); ``styled`` (colour on)
+    draws actions, speech, bold, code and lists (``ui.story_markup``), else the text as is."""
+    if not styled:
+        return Text(safe_text(text), style="story")
+    from narrative_cli.ui.story_markup import StoryStyler
+
+    return StoryStyler().lines(safe_text(text))
 
 
 def user_line(name: str, text: str) -> Text:

@@ -83,7 +83,7 @@ class RichScreen:
                 items.append(status_panel(tree, before, self.lang))
             html = terminal_html(_PLACEHOLDER.sub("", part))
             if html.text.strip():
-                items.append(render.story_text(html.text.strip()))
+                items.append(render.story_text(html.text.strip(), styled=self.consoles.color))
             if html.interactive and not self._told_interactive:
                 self._told_interactive = True
                 items.append(Text(_NOT_HERE["zh" if self.lang == "zh" else "en"], style="dim"))
@@ -110,7 +110,7 @@ class RichScreen:
         hold = self.display.applies_to(AI_OUTPUT)
         self._prefix = prefix
         if prefix:
-            self.print(render.story_text(self.shown(prefix)))
+            self.print(render.story_text(self.shown(prefix), styled=self.consoles.color))
         with TurnView(self.consoles, self.lang, hold=hold) as view:
             yield view
 

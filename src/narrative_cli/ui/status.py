@@ -47,6 +47,7 @@ from narrative_cli.state.mvu_commands import BlockFilter
 from narrative_cli.ui.console import Consoles
 from narrative_cli.ui.render import tool_panel
 from narrative_cli.ui.safe import StreamCleaner, safe_text
+from narrative_cli.ui.story_markup import StoryStyler
 
 WRITERS = streaming_agents()
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -112,8 +113,8 @@ class _LiveBody:
         self.view = view
 
     def __rich__(self) -> RenderableType:
-        pending = self.view.preview()
-        parts: list[RenderableType] = [Text(pending)] if pending else []
+        pending = self.view.preview_text()
+        parts: list[RenderableType] = [pending] if pending else []
         parts.append(self.view.status.text())
         return Group(*parts)
 
@@ -140,6 +141,7 @@ class TurnView:
         self._streamed = ""
         self._pending: list[str] = []  # cleaned, received, not yet printed for good
         self._cleaner = StreamCleaner()
+        self._styler = StoryStyler() if consoles.color else None  # role-play markup
         self.shown_warnings: list[str] = []
         self._live: Live | None = None
         self._at_line_start = True
@@ -230,7 +232,7 @@ class TurnView:
         head, tail = piece.rsplit("\n", 1)
         done = "".join([*self._pending, head])
         self._pending = [tail] if tail else []
-        self._live.console.print(Text(done))
+        self._live.console.print(self._draw(done))
 
     def _retrying(self, event: CallRetrying) -> None:
         """Show a retry: on stderr in line mode, above the live region and in the status."""
@@ -278,6 +280,17 @@ class TurnView:
         lines = safe_text(_tail(self._pieces, PREVIEW_CHARS)).splitlines()[-PREVIEW_LINES:]
         return "\n".join(lines)
 
+    def preview_text(self) -> Text:
+        """The preview, styled like the lines above it (an unclosed marker shows as typed)."""
+        pending = self.preview()
+        if self._styler is None or self.hold:
+            return Text(pending)
+        return self._styler.preview(pending)
+
+    def _draw(self, lines: str) -> Text:
+        """Finished story lines as printed for good: styled with colour, as written without."""
+        return self._styler.lines(lines) if self._styler is not None else Text(lines)
+
     def _print(self, renderable: RenderableType) -> None:
         console = self._live.console if self._live is not None else self.consoles.out
         if self._live is None and not self._at_line_start:
@@ -300,7 +313,7 @@ class TurnView:
             self._write(rest)
             rest = ""
         if rest:
-            self.consoles.out.print(Text(rest))
+            self.consoles.out.print(self._draw(rest))
         elif not self._at_line_start:
             self.consoles.out.file.write("\n")
             self.consoles.out.file.flush()
