@@ -23,6 +23,7 @@ from narrative_cli.load.png import placeholder_image, replace_text_chunks, text_
 from narrative_cli.store import SessionStore
 from narrative_cli.store.export import export_jsonl
 from tests.conftest import ROOT, SAMPLES
+from tests.servers import ScriptedServer
 
 runner = CliRunner()
 
@@ -291,7 +292,7 @@ def test_a_card_with_escaped_lone_surrogates_is_shown_not_a_crash(tmp_path: Path
 @pytest.mark.parametrize("comment", ["[TOOL:t]", "[initvar]"])
 @pytest.mark.parametrize("depth", [600, 100_000])
 def test_nested_json_inside_a_card_entry_is_reported_with_the_entry(
-    tmp_path: Path, comment: str, depth: int
+    tmp_path: Path, comment: str, depth: int, scripted_server: ScriptedServer
 ) -> None:
     deep = '{"a": ' * depth + "1" + "}" * depth
     content = '{"type": "code", "function": {"name": "t", "parameters": ' + deep + "}}"
@@ -306,7 +307,8 @@ def test_nested_json_inside_a_card_entry_is_reported_with_the_entry(
         done = narrative(*args)
         assert "internal error" not in done.stderr and "Traceback" not in done.stderr, args
         assert done.returncode in (0, 2), done.stderr
-    offline = ["--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
-    done = narrative("run", str(path), *offline, stdin="I look around.\n")
+    # a server that answers (preflight passes: it lists no models), so the story opens
+    served = ["--provider", "openai", "--base-url", scripted_server.base_url, "--model", "m"]
+    done = narrative("run", str(path), *served, stdin="I look around.\n")
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     assert "nests more than 100 levels deep" in done.stdout + done.stderr
