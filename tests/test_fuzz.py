@@ -406,6 +406,7 @@ entry_like = st.dictionaries(
 
 
 @example(obj={"entries": {"\n": None}})  # found: a key with a newline broke the one line
+@example(obj={"entries": {"¹": {}}})  # found: "¹".isdigit() is true, int("¹") fails
 @example(obj={"entries": [{"id": "a\nb", "keys": 3}]})
 @fuzz(150)
 @given(obj=st.fixed_dictionaries({"entries": st.dictionaries(st.text(max_size=4), entry_like,

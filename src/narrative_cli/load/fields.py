@@ -179,7 +179,8 @@ class Fields:
 
 def int_like(key: str) -> bool:
     """True for canonical non-negative integer strings ("0", "12"), as JavaScript orders them."""
-    return key.isdigit() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
+    digits = key.isascii() and key.isdigit()  # "¹" and "٣" are digits to Python, not to JavaScript
+    return digits and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
 
 
 def js_key_order(keys: list[str]) -> list[str]:
