@@ -544,31 +544,16 @@ class PlaySession:
     def export(
         self, path: str | Path, fmt: str | None = None, *, force: bool = False
     ) -> tuple[int, str]:
-        """Export the session to ``path`` as ``fmt`` (default: from the file's suffix):
-        ``json`` a full dump, ``md``/``txt`` a transcript, anything else a SillyTavern chat (never
-        over the open database; over an existing file only with ``force``)."""
-        from narrative_cli.errors import BadInput
-        from narrative_cli.play.transcript import write_transcript
-        from narrative_cli.store.export import export_json, export_jsonl
+        """Export the session (``play.exports``: the format from ``fmt`` or the suffix)."""
+        from narrative_cli.play.exports import export_session
 
-        target = Path(path).expanduser()
-        fmt = fmt or target.suffix.lower().lstrip(".")
-        try:
-            if fmt == "json":
-                return export_json(self.store, self.session_id, target, force=force), "turns"
-            if fmt in ("md", "txt"):
-                count = write_transcript(self.store, self.session_id, fmt, target, force=force)
-                return count, "messages"
-            return export_jsonl(self.store, self.session_id, target, force=force), "messages"
-        except OSError as exc:
-            raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
+        return export_session(self.store, self.session_id, path, fmt, force=force)
 
     def default_export_path(self, fmt: str) -> Path:
         """Where ``/export FORMAT`` writes without a file name: the session's id and name."""
-        import re
+        from narrative_cli.play.exports import default_export_path
 
-        slug = re.sub(r"[^\w-]+", "-", self.info().name, flags=re.UNICODE).strip("-") or "story"
-        return Path(f"session-{self.session_id}-{slug}.{fmt}")
+        return default_export_path(self.session_id, self.info().name, fmt)
 
     def delete_messages(self, count: int) -> int:
         """Drop the last ``count`` messages (SillyTavern's ``/del N``); the turn now at.

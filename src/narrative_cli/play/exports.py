@@ -1,0 +1,39 @@
+"""Writing a stored session to a file: the format from ``/export FORMAT`` or the file's suffix.
+
+``json`` is the full dump, ``md``/``txt`` a transcript, anything else a SillyTavern chat. The
+writers refuse the open database and any existing file unless ``force`` is given (issue 13).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from narrative_cli.errors import BadInput
+from narrative_cli.store import SessionStore
+
+
+def export_session(
+    store: SessionStore, session_id: int, path: str | Path, fmt: str | None = None,
+    *, force: bool = False,
+) -> tuple[int, str]:  # fmt: skip
+    """Write session ``session_id`` to ``path``; how many of what (``turns``/``messages``)."""
+    from narrative_cli.play.transcript import write_transcript
+    from narrative_cli.store.export import export_json, export_jsonl
+
+    target = Path(path).expanduser()
+    fmt = fmt or target.suffix.lower().lstrip(".")
+    try:
+        if fmt == "json":
+            return export_json(store, session_id, target, force=force), "turns"
+        if fmt in ("md", "txt"):
+            return write_transcript(store, session_id, fmt, target, force=force), "messages"
+        return export_jsonl(store, session_id, target, force=force), "messages"
+    except OSError as exc:
+        raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def default_export_path(session_id: int, name: str, fmt: str) -> Path:
+    """Where ``/export FORMAT`` writes without a file name: the session's id and name."""
+    slug = re.sub(r"[^\w-]+", "-", name, flags=re.UNICODE).strip("-") or "story"
+    return Path(f"session-{session_id}-{slug}.{fmt}")
