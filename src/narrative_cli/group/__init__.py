@@ -1,0 +1,1 @@
+"""Group scenes: several character cards in one story (SillyTavern's group chats)."""
