@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 
 from narrative_cli.pipeline.accounting import AgentUsage
@@ -39,8 +40,11 @@ def test_footer_shows_calls_tokens_cached_share_and_time() -> None:
 def test_footer_marks_estimates_failures_and_speaks_chinese() -> None:
     usage = AgentUsage(calls=3, failed_calls=1, prompt_tokens=90, completion_tokens=10,
                        estimated=True, latency_ms=1500)
-    line = text_of(render.footer(usage, "zh")).strip()
-    assert line == "调用 3 · 1 失败 · 令牌 ~90 in / ~10 out · 缓存 0% · 1.5 s"
+    line = text_of(render.footer(usage, "zh"), width=120).strip()
+    assert line == "调用 3 · 1 次失败 · 令牌 输入 ~90 / 输出 ~10 · 缓存 0% · 1.5 秒"
+    narrow = text_of(render.footer(usage, "zh"), width=40).splitlines()  # broken between parts
+    assert len(narrow) > 1 and all(cell_len(row.rstrip()) <= 40 for row in narrow)
+    assert " · ".join(row.rstrip() for row in narrow) == line
 
 
 def test_state_changes_list_changes_and_dim_rejected_events() -> None:

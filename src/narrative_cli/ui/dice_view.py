@@ -16,30 +16,16 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from narrative_cli.i18n import has, t
 from narrative_cli.tools.dice import DiceRoll
 from narrative_cli.ui.console import console as safe_console
 from narrative_cli.ui.console import safe_markup
 
-_LABELS = {
-    "zh": {"title": "掷骰", "mode": "模式", "dice": "骰子", "modifier": "加值", "total": "总计",
-           "target": "目标", "verdict": "结果", "system": "规则", "hidden": "暗骰",
-           "hidden_notice": "进行了一次暗骰检定（/dice reveal 查看）", "turn": "轮",
-           "expr": "表达式", "yes": "是", "no": "", "ledger": "本局掷骰记录",
-           "empty": "本局还没有掷骰。", "masked": "（暗骰）", "tens": "十位", "units": "个位"},
-    "en": {"title": "Dice", "mode": "mode", "dice": "dice", "modifier": "modifier",
-           "total": "total", "target": "target", "verdict": "outcome", "system": "system",
-           "hidden": "hidden", "hidden_notice": "A hidden check was made (/dice reveal shows it)",
-           "turn": "turn", "expr": "expression", "yes": "yes", "no": "",
-           "ledger": "Rolls this session", "empty": "No rolls yet this session.",
-           "masked": "(hidden)", "tens": "tens", "units": "units"},
-}  # fmt: skip
-_MODES_ZH = {"normal": "普通", "advantage": "优势", "disadvantage": "劣势", "exploding": "爆炸"}
-_SYSTEMS = {"none": ("通用", "plain"), "dnd5e": ("D&D 5e", "D&D 5e"),
-            "coc7": ("克苏鲁 7版", "CoC 7e"), "pool": ("骰池", "pool")}  # fmt: skip
 
-
-def words(lang: str) -> dict[str, str]:
-    return _LABELS["zh" if lang == "zh" else "en"]
+def _named(group: str, name: str, lang: str) -> str:
+    """A system, mode or target name in ``lang`` (``dice.system.coc7``); unknown: as is."""
+    key = f"{group}.{name}"
+    return t(key, lang) if has(key, "en") else name
 
 
 def outcome_style(data: Mapping[str, Any]) -> str:
@@ -89,11 +75,10 @@ def _face(face: Mapping[str, Any], sides: object) -> Text:
 
 
 def _coc_dice(info: Mapping[str, Any], lang: str) -> Text:
-    labels = words(lang)
     tens = [int(t) for t in info.get("tens") or []]
-    out = Text(f"{labels['tens']} ", style="dim")
+    out = Text(f"{t('dice.tens', lang)} ", style="dim")
     out.append(" ".join(f"{t}0" if t else "00" for t in tens), style="bold")
-    out.append(f"  {labels['units']} ", style="dim")
+    out.append(f"  {t('dice.units', lang)} ", style="dim")
     out.append(str(info.get("units", "")), style="bold")
     return out
 
@@ -101,64 +86,60 @@ def _coc_dice(info: Mapping[str, Any], lang: str) -> Text:
 def dice_panel(rolled: DiceRoll | Mapping[str, Any], lang: str = "zh") -> Panel:
     """The panel of one roll (``narrative roll``, ``/roll``, a revealed planner roll)."""
     data = rolled.to_dict() if isinstance(rolled, DiceRoll) else rolled
-    labels = words(lang)
-    zh = lang == "zh"
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim")
     table.add_column()
     system = str(data.get("system") or "none")
-    table.add_row(labels["system"], _SYSTEMS.get(system, (system, system))[0 if zh else 1])
+    table.add_row(t("dice.system", lang), _named("dice.system", system, lang))
     mode = str(data.get("mode") or "normal")
     if mode != "normal":
-        table.add_row(labels["mode"], _MODES_ZH.get(mode, mode) if zh else mode)
-    table.add_row(labels["dice"], dice_text(data, lang))
+        table.add_row(t("dice.mode", lang), _named("dice.mode", mode, lang))
+    table.add_row(t("dice.dice", lang), dice_text(data, lang))
     if data.get("modifier"):
-        table.add_row(labels["modifier"], f"{int(data['modifier']):+d}")
-    table.add_row(labels["total"], Text(str(data.get("total")), style="bold"))
+        table.add_row(t("dice.modifier", lang), f"{int(data['modifier']):+d}")
+    table.add_row(t("dice.total", lang), Text(str(data.get("total")), style="bold"))
     target = _target(data, lang)
     if target:
-        table.add_row(labels["target"], target)
+        table.add_row(t("dice.target", lang), target)
     verdict = _verdict(data, lang)
     if verdict:
-        table.add_row(labels["verdict"], Text(verdict, style=outcome_style(data)))
+        table.add_row(t("dice.verdict", lang), Text(verdict, style=outcome_style(data)))
     lines = data.get("lines") or {}
-    line = str(lines.get("zh" if zh else "en", "")) if isinstance(lines, Mapping) else ""
+    line = str(lines.get("zh" if lang == "zh" else "en", "")) if isinstance(lines, Mapping) else ""
     body = Group(Text(line), Text(""), table) if line else table
-    title = f"{labels['title']} {data.get('label') or ''} {data.get('expr', '')}".split()
+    title = f"{t('dice.title', lang)} {data.get('label') or ''} {data.get('expr', '')}".split()
     return Panel(body, title=safe_markup(" ".join(title)), title_align="left", expand=False)
 
 
 def hidden_panel(lang: str = "zh") -> Panel:
     """What the player sees of a hidden roll."""
-    labels = words(lang)
-    return Panel(Text(labels["hidden_notice"], style="dim italic"), title=labels["hidden"],
-                 title_align="left", expand=False)  # fmt: skip
+    notice = Text(t("dice.hidden_notice", lang), style="dim italic")
+    return Panel(notice, title=t("dice.hidden", lang), title_align="left", expand=False)
 
 
 def ledger_table(rows: Sequence[Mapping[str, Any]], lang: str, *, reveal: bool) -> Table | Text:
     """``/dice``: turn, expression, dice, total, system, outcome, hidden (masked unless
     ``reveal``). ``rows`` are ``{"turn": N, "roll": DiceRoll.to_dict()}``."""
-    labels = words(lang)
     if not rows:
-        return Text(labels["empty"], style="dim")
-    table = Table(title=labels["ledger"], title_justify="left")
+        return Text(t("dice.empty", lang), style="dim")
+    table = Table(title=t("dice.ledger", lang), title_justify="left")
     for name in ("turn", "expr", "dice", "total", "system", "verdict", "hidden"):
-        table.add_column(labels[name], no_wrap=name in ("turn", "total"))
+        table.add_column(t(f"dice.{name}", lang), no_wrap=name in ("turn", "total"))
     for row in rows:
         data = row.get("roll") or {}
         hidden = bool(data.get("hidden"))
         label = f"{data.get('label')} " if data.get("label") else ""
         expr = safe_markup(f"{label}{data.get('expr', '')}")
         system = str(data.get("system") or "none")
-        system_name = _SYSTEMS.get(system, (system, system))[0 if lang == "zh" else 1]
+        system_name = _named("dice.system", system, lang)
         if hidden and not reveal:
-            masked = Text(labels["masked"], style="dim")
+            masked = Text(t("dice.masked", lang), style="dim")
             table.add_row(str(row.get("turn")), expr, masked, masked, system_name, masked,
-                          labels["yes"])  # fmt: skip
+                          t("dice.yes", lang))  # fmt: skip
             continue
         verdict = Text(_verdict(data, lang), style=outcome_style(data))
         table.add_row(str(row.get("turn")), expr, dice_text(data, lang), str(data.get("total")),
-                      system_name, verdict, labels["yes"] if hidden else labels["no"])  # fmt: skip
+                      system_name, verdict, t(f"dice.{_yes_no(hidden)}", lang))  # fmt: skip
     return table
 
 
@@ -166,9 +147,8 @@ def _target(data: Mapping[str, Any], lang: str) -> str:
     dc = data.get("dc")
     if dc is None:
         return ""
-    names = {"skill": ("技能", "skill"), "need": ("需要成功数", "need")}
     name = str(data.get("target_name") or "DC")
-    return f"{names.get(name, (name, name))[0 if lang == 'zh' else 1]} {dc}"
+    return f"{_named('dice.target', name, lang)} {dc}"
 
 
 def _verdict(data: Mapping[str, Any], lang: str) -> str:
@@ -180,3 +160,7 @@ def _verdict(data: Mapping[str, Any], lang: str) -> str:
 def print_roll(rolled: DiceRoll, lang: str = "zh", console: Console | None = None) -> None:
     """Print the roll panel to ``console`` (standard output by default)."""
     (console or safe_console()).print(dice_panel(rolled, lang))
+
+
+def _yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"

@@ -13,11 +13,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.accounting import AgentUsage
 from narrative_cli.ui.console import safe_markup
 from narrative_cli.ui.safe import safe_text
@@ -25,58 +26,6 @@ from narrative_cli.ui.safe import safe_text
 if TYPE_CHECKING:
     from narrative_cli.state.engine import EventRecord
     from narrative_cli.state.mvu import PatchRecord
-
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "greetings": "Greetings",
-        "session": "session",
-        "turn": "turn",
-        "model": "model",
-        "lore": "lore entries",
-        "tools": "tools",
-        "language": "language",
-        "outputs": "After the turn",
-        "changes": "State",
-        "rejected": "rejected",
-        "summary": "Summary",
-        "calls": "calls",
-        "tokens": "tokens",
-        "cached": "cached",
-        "no_changes": "no state changes",
-        "tool": "Tool",
-        "dice": "Dice",
-        "failed": "failed",
-        "help": "Commands",
-        "hint": "Type what your character says or does; /help lists the commands.",
-    },
-    "zh": {
-        "greetings": "开场白",
-        "session": "会话",
-        "turn": "轮次",
-        "model": "模型",
-        "lore": "世界书条目",
-        "tools": "工具",
-        "language": "语言",
-        "outputs": "回合后输出",
-        "changes": "状态",
-        "rejected": "已拒绝",
-        "summary": "摘要",
-        "calls": "调用",
-        "tokens": "令牌",
-        "cached": "缓存",
-        "no_changes": "状态无变化",
-        "tool": "工具",
-        "dice": "掷骰",
-        "failed": "失败",
-        "help": "命令",
-        "hint": "输入你的角色说的话或做的事；/help 列出所有命令。",
-    },
-}
-
-
-def labels(lang: str) -> dict[str, str]:
-    """The UI words of a language (Chinese for ``zh``, English otherwise)."""
-    return LABELS["zh" if lang == "zh" else "en"]
 
 
 def card_header(
@@ -100,20 +49,19 @@ def header_facts(
     lang: str, *, session: str, turn: int, model: str, lore: int, tools: Sequence[str]
 ) -> list[tuple[str, str]]:
     """The header's rows: session, turn, model, lore and tools."""
-    words = labels(lang)
     return [
-        (words["session"], session),
-        (words["turn"], str(turn)),
-        (words["model"], model),
-        (words["lore"], str(lore)),
-        (words["tools"], ", ".join(tools) or "-"),
-        (words["language"], lang),
+        (t("label.session", lang), session),
+        (t("label.turn", lang), str(turn)),
+        (t("label.model", lang), model),
+        (t("label.lore", lang), str(lore)),
+        (t("label.tools", lang), ", ".join(tools) or "-"),
+        (t("label.language", lang), lang),
     ]
 
 
 def greeting_menu(greetings: Sequence[str], lang: str, width: int = 70) -> Table:
     """The card's greetings, numbered, each as a one-line preview."""
-    table = Table(title=labels(lang)["greetings"], title_justify="left", show_header=False)
+    table = Table(title=t("label.greetings", lang), title_justify="left", show_header=False)
     table.add_column(justify="right", style="bold", no_wrap=True)
     table.add_column(overflow="ellipsis", no_wrap=True, max_width=width)
     for index, text in enumerate(greetings):
@@ -144,20 +92,20 @@ def user_line(name: str, text: str) -> Text:
 
 def tool_panel(result: Mapping[str, Any], lang: str) -> Panel:
     """A planning tool's result: dice with their verdict in colour, other tools as text."""
-    words = labels(lang)
     name = str(result.get("tool", "?"))
     ok = bool(result.get("ok"))
     data = result.get("data")
     if result.get("public") is not None:  # a hidden roll: the notice, never the result
         notice = Text(safe_text(str(result["public"])), style="dim italic")
-        return Panel(notice, title=safe_markup(words["dice"]), title_align="left", expand=False)
+        title = safe_markup(t("label.dice", lang))
+        return Panel(notice, title=title, title_align="left", expand=False)
     if result.get("kind") == "dice" and isinstance(data, Mapping):
-        title = f"{words['dice']} {data.get('expr', '')}".strip()
+        title = f"{t('label.dice', lang)} {data.get('expr', '')}".strip()
         style = _dice_style(data)
     else:
-        title = f"{words['tool']} {name}"
+        title = f"{t('label.tool', lang)} {name}"
         style = "" if ok else "warn"
-    text = safe_text(str(result.get("text", ""))) or ("" if ok else words["failed"])
+    text = safe_text(str(result.get("text", ""))) or ("" if ok else t("label.failed", lang))
     body = Text(text, style=style)
     return Panel(body, title=safe_markup(title), title_align="left", expand=False)
 
@@ -180,7 +128,7 @@ def outputs_panel(outputs: Mapping[str, str], lang: str) -> Panel | None:
             parts.append(Text(safe_text(text.strip())))
     if not parts:
         return None
-    return Panel(Group(*parts), title=labels(lang)["outputs"], title_align="left", expand=False)
+    return Panel(Group(*parts), title=t("label.outputs", lang), title_align="left", expand=False)
 
 
 def state_changes(
@@ -191,7 +139,6 @@ def state_changes(
 ) -> Text:
     """The compact state diff: one line per change, rejected events dimmed, and the rejected
     variable updates folded into one line (their reasons are in ``/vars``)."""
-    words = labels(lang)
     text = Text()
     for line in changes:
         text.append(f"  {safe_text(line)}\n")
@@ -201,16 +148,16 @@ def state_changes(
     if rejected_patches:
         text.append(f"  ✗ {rejected_line(len(rejected_patches), lang)}\n", "rejected")
     if not text.plain:
-        text.append(f"  {words['no_changes']}\n", style="dim")
+        text.append(f"  {t('label.no_changes', lang)}\n", style="dim")
     text.rstrip()
-    return Text.assemble((f"{words['changes']}\n", "title"), text)
+    return Text.assemble((f"{t('label.changes', lang)}\n", "title"), text)
 
 
 def rejected_line(count: int, lang: str) -> str:
     """The folded line of a turn's rejected variable updates."""
-    if lang == "zh":
-        return f"{count} 条变量更新被拒绝 · /vars"
-    return f"{count} variable update{'s' if count != 1 else ''} rejected · /vars"
+    if count == 1:
+        return t("label.rejected_update", lang)
+    return t("label.rejected_updates", lang, count=count)
 
 
 def _params(event: Any) -> Any:
@@ -227,28 +174,62 @@ def brief(value: Any, limit: int = 60) -> str:
 
 def summary_entries(lines: Sequence[str], lang: str) -> Text:
     """The turn's new summary entry (or entries)."""
-    text = Text(f"{labels(lang)['summary']}\n", style="title")
+    text = Text(f"{t('label.summary', lang)}\n", style="title")
     for line in lines:
         text.append(f"  {safe_text(line)}\n", style="dim")
     text.rstrip()
     return text
 
 
-def footer(usage: AgentUsage, lang: str, elapsed_s: float | None = None) -> Text:
-    """``calls 5 · tokens 1,234 in / 210 out · cached 40% · 3.2 s`` (``~`` when estimated)."""
-    words = labels(lang)
+def footer(
+    usage: AgentUsage, lang: str, elapsed_s: float | None = None, *, cost: str = ""
+) -> Packed:
+    """``calls 5 · tokens 1,234 in / 210 out · cached 40% · $0.0012 · 3.2 s`` (``~`` when
+    estimated; the cost only when the turn's models have prices), broken between parts on a
+    narrow terminal, never inside one."""
     mark = "~" if usage.estimated else ""
     seconds = elapsed_s if elapsed_s is not None else usage.latency_ms / 1000
     parts = [
-        f"{words['calls']} {usage.calls}",
-        f"{words['tokens']} {mark}{usage.prompt_tokens:,} in"
-        f" / {mark}{usage.completion_tokens:,} out",
-        f"{words['cached']} {usage.cache_share:.0%}",
-        f"{seconds:.1f} s",
+        t("footer.calls", lang, count=usage.calls),
+        t("footer.tokens", lang, mark=mark, prompt=f"{usage.prompt_tokens:,}",
+          completion=f"{usage.completion_tokens:,}"),
+        t("footer.cached", lang, share=f"{usage.cache_share:.0%}"),
+        *([t("footer.cost", lang, cost=cost)] if cost else []),
+        t("footer.seconds", lang, seconds=f"{seconds:.1f}"),
     ]
     if usage.failed_calls:
-        parts.insert(1, f"{usage.failed_calls} {words['failed']}")
-    return Text(" · ".join(parts), style="dim")
+        parts.insert(1, t("footer.failed", lang, count=usage.failed_calls))
+    return Packed(parts, style="dim")
+
+
+class Packed:
+    """Short parts joined by `` · `` and broken into lines between parts to fit the width
+    they are drawn at (the footer, the toolbar-like lines): at 60 columns a part moves to the
+    next line whole instead of being wrapped or cut in the middle."""
+
+    def __init__(self, parts: Sequence[str], style: str = "", sep: str = " · ") -> None:
+        self.parts = [safe_text(part) for part in parts]
+        self.style = style
+        self.sep = sep
+
+    def lines(self, width: int) -> list[str]:
+        """The parts packed into lines of at most ``width`` cells (0: one line)."""
+        from rich.cells import cell_len
+
+        lines: list[str] = []
+        for part in self.parts:
+            if lines and (not width or cell_len(lines[-1] + self.sep + part) <= width):
+                lines[-1] += self.sep + part
+            else:
+                lines.append(part)
+        return lines
+
+    @property
+    def plain(self) -> str:
+        return self.sep.join(self.parts)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text("\n".join(self.lines(options.max_width)), style=self.style)
 
 
 def warning_lines(warnings: Sequence[str]) -> Text:

@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play import reports
 from narrative_cli.play.commands import TurnListener
@@ -31,10 +32,6 @@ from narrative_cli.ui.status_panel import status_panel
 
 _PLACEHOLDER = re.compile(r"<StatusPlaceHolderImpl\s*/?>", re.IGNORECASE)
 _SPOT = "\ue000status\ue000"  # where the native panel goes; no card script matches it
-_NOT_HERE = {
-    "zh": "（卡片的按钮和脚本在终端里无法运行，已略去）",
-    "en": "(the card's buttons and scripts cannot run in a terminal and are left out)",
-}
 
 
 class RichScreen:
@@ -86,7 +83,7 @@ class RichScreen:
                 items.append(render.story_text(html.text.strip(), styled=self.consoles.color))
             if html.interactive and not self._told_interactive:
                 self._told_interactive = True
-                items.append(Text(_NOT_HERE["zh" if self.lang == "zh" else "en"], style="dim"))
+                items.append(Text(t("label.not_here", self.lang), style="dim"))
         return Group(*items)
 
     # -- text as displayed -------------------------------------------------------------------
@@ -123,7 +120,7 @@ class RichScreen:
         if not view.printed_story:
             self.print(self.story(new_text, self._tree, before))
         elif _streamed(view).strip() not in new_text:
-            self.print(Text("(as kept after clean-up:)", style="dim"))
+            self.print(Text(t("label.kept_after_cleanup", self.lang), style="dim"))
             self.print(self.story(new_text, self._tree, before))
         elif self._tree and _PLACEHOLDER.search(new_text):  # streamed as it came: panel after
             self.print(status_panel(self._tree, before, self.lang))
@@ -157,7 +154,7 @@ class RichScreen:
         if last is None:
             return
         if last.user_input:
-            name = story.persona.name or "User"
+            name = story.persona.name or t("label.user", self.lang)
             self.print(render.user_line(name, self.shown_input(last.user_input)))
         self._tree = story.snapshot.mvu
         self.print(self.story(last.narrative, self._tree))
@@ -167,7 +164,7 @@ class RichScreen:
             self.print(panel)
         failure = play.failure
         if failure is not None and failure.kind == "analysis":
-            pending = f"analysis pending for turn {play.turn}: {failure.error}; /retry runs it"
+            pending = t("label.analysis_pending", self.lang, turn=play.turn, error=failure.error)
             self.print(render.warning_lines([pending]))
 
     def show_opening(self, play: PlaySession) -> None:
@@ -184,7 +181,7 @@ class RichScreen:
         )
         self.print(render.card_header(story.card.name, facts, play.warnings))
         self.show_last(play)
-        self.print(Text(render.labels(self.lang)["hint"], style="dim"))
+        self.print(Text(t("label.hint", self.lang), style="dim"))
 
     # -- messages ----------------------------------------------------------------------------
 
@@ -192,9 +189,11 @@ class RichScreen:
         self.print(Text(safe_text(text), style="dim"))
 
     def error(self, text: str, hint: str | None = None) -> None:
-        self.consoles.err.print(Text(f"error: {safe_text(text)}", style="error"))
+        prefix = t("error.prefix", self.lang)
+        self.consoles.err.print(Text(f"{prefix}{safe_text(text)}", style="error"))
         if hint:
-            self.consoles.err.print(Text(f"hint: {safe_text(hint)}", style="dim"))
+            prefix = t("hint.prefix", self.lang)
+            self.consoles.err.print(Text(f"{prefix}{safe_text(hint)}", style="dim"))
 
     def panel(self, title: str, body: str) -> None:
         self.print(render.text_panel(title, body))
