@@ -12,6 +12,7 @@ output and an exit code.
     │   ├── LorebookError               a world file or embedded book is malformed
     │   ├── PresetError                 a Chat Completion preset is malformed
     │   ├── ChatFileError               a SillyTavern .jsonl chat is unreadable
+    │   ├── GroupError                  a SillyTavern group file is unreadable or incomplete
     │   ├── ConfigError                 config.yaml, a profile or a flag is wrong
     │   └── ToolDefinitionError         a [TOOL:…] entry is not a valid tool
     ├── BackendError                    a model call failed
@@ -76,6 +77,10 @@ class PresetError(BadInput):
 
 
 class ChatFileError(BadInput):
+    pass
+
+
+class GroupError(BadInput):
     pass
 
 

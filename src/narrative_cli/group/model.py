@@ -47,6 +47,7 @@ class Group:
     join_suffix: str = ""
     group_id: str = ""
     extra: dict[str, object] = field(default_factory=dict)  # unknown fields, kept for export
+    muted_order: tuple[str, ...] = ()  # disabled_members as the file listed them (for writing back)
 
     def member(self, name_or_key: str) -> GroupMember | None:
         """The member called ``name_or_key`` (name first, case-insensitive, then key)."""

@@ -1,0 +1,118 @@
+"""``/next NAME``, ``/mute NAME`` and ``/unmute NAME`` on a group, as pure functions.
+
+The REPL (``play/commands.py``) calls these and shows ``Outcome.message``; the group it gets
+back replaces the session's (a ``Group`` is immutable). A name is matched leniently, as
+SillyTavern's member commands search by name or avatar: the exact name or file name (with or
+without its extension), case-insensitive, then a name that starts with what was typed, then
+one that contains it. No match, or several, is a one-line message that lists the members.
+Messages are in the story's language (``lang``: "zh" or "en").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from narrative_cli.group.model import Group, GroupMember
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "no_name": "give a member's name; members: {members}",
+        "unknown": "no member named {name!r}; members: {members}",
+        "ambiguous": "{name!r} could be {matches}; give the full name",
+        "next": "{member} speaks next",
+        "next_muted": "{member} speaks next (muted: only this once)",
+        "muted": "{member} is muted: no strategy will choose them",
+        "already_muted": "{member} is already muted",
+        "unmuted": "{member} is no longer muted",
+        "not_muted": "{member} is not muted",
+        "all_muted": "every member is muted: nobody answers until /unmute or /next",
+    },
+    "zh": {
+        "no_name": "请给出成员名字；成员：{members}",
+        "unknown": "没有名叫 {name!r} 的成员；成员：{members}",
+        "ambiguous": "{name!r} 可能是 {matches}；请给出完整名字",
+        "next": "下一位发言：{member}",
+        "next_muted": "下一位发言：{member}（已静音，仅此一次）",
+        "muted": "{member} 已静音：不会再被轮到发言",
+        "already_muted": "{member} 已经是静音状态",
+        "unmuted": "{member} 已取消静音",
+        "not_muted": "{member} 没有被静音",
+        "all_muted": "所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: the group after it, the line to show, and whether it applied.
+
+    ``forced`` is the member key ``/next`` chose (for ``SpeakerTurn.forced``).
+    """
+
+    group: Group
+    message: str
+    ok: bool
+    forced: str | None = None
+
+
+def next_speaker(group: Group, name: str, lang: str = "en") -> Outcome:
+    """``/next NAME``: that member answers the next turn, muted or not."""
+    found = find_member(group, name, lang)
+    if isinstance(found, str):
+        return Outcome(group, found, ok=False)
+    key = "next_muted" if found.key in group.muted else "next"
+    return Outcome(group, _say(lang, key, member=found.name), ok=True, forced=found.key)
+
+
+def mute(group: Group, name: str, lang: str = "en") -> Outcome:
+    """``/mute NAME``: strategies stop choosing that member."""
+    found = find_member(group, name, lang)
+    if isinstance(found, str):
+        return Outcome(group, found, ok=False)
+    if found.key in group.muted:
+        return Outcome(group, _say(lang, "already_muted", member=found.name), ok=True)
+    muted = group.with_muted(found.key, True)
+    message = _say(lang, "muted", member=found.name)
+    if not muted.active():
+        message += "; " + _say(lang, "all_muted")
+    return Outcome(muted, message, ok=True)
+
+
+def unmute(group: Group, name: str, lang: str = "en") -> Outcome:
+    """``/unmute NAME``: strategies may choose that member again."""
+    found = find_member(group, name, lang)
+    if isinstance(found, str):
+        return Outcome(group, found, ok=False)
+    if found.key not in group.muted:
+        return Outcome(group, _say(lang, "not_muted", member=found.name), ok=True)
+    return Outcome(group.with_muted(found.key, False), _say(lang, "unmuted", member=found.name),
+                   ok=True)
+
+
+def find_member(group: Group, name: str, lang: str = "en") -> GroupMember | str:
+    """The member ``name`` means, or the message saying why there is none."""
+    wanted = name.strip().casefold()
+    members = _roster(group)
+    if not wanted:
+        return _say(lang, "no_name", members=members)
+    exact = group.member(wanted) or next(
+        (m for m in group.members if PurePath(m.key).stem.casefold() == wanted), None)
+    if exact is not None:
+        return exact
+    for test in (str.startswith, str.__contains__):
+        matches = [m for m in group.members if test(m.name.casefold(), wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            listed = ", ".join(m.name for m in matches)
+            return _say(lang, "ambiguous", name=name.strip(), matches=listed)
+    return _say(lang, "unknown", name=name.strip(), members=members)
+
+
+def _roster(group: Group) -> str:
+    return ", ".join(m.name for m in group.members) or "-"
+
+
+def _say(lang: str, key: str, **values: str) -> str:
+    return MESSAGES["zh" if lang == "zh" else "en"][key].format(**values)
