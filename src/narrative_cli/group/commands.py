@@ -26,7 +26,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "already_muted": "{member} is already muted",
         "unmuted": "{member} is no longer muted",
         "not_muted": "{member} is not muted",
-        "all_muted": "every member is muted: nobody answers until /unmute or /next",
+        "all_muted": "{member} is muted; every member is now muted: nobody answers until"
+                     " /unmute or /next",
     },
     "zh": {
         "no_name": "请给出成员名字；成员：{members}",
@@ -38,7 +39,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "already_muted": "{member} 已经是静音状态",
         "unmuted": "{member} 已取消静音",
         "not_muted": "{member} 没有被静音",
-        "all_muted": "所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
+        "all_muted": "{member} 已静音；所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
     },
 }
 
@@ -73,10 +74,8 @@ def mute(group: Group, name: str, lang: str = "en") -> Outcome:
     if found.key in group.muted:
         return Outcome(group, _say(lang, "already_muted", member=found.name), ok=True)
     muted = group.with_muted(found.key, True)
-    message = _say(lang, "muted", member=found.name)
-    if not muted.active():
-        message += "; " + _say(lang, "all_muted")
-    return Outcome(muted, message, ok=True)
+    key = "muted" if muted.active() else "all_muted"
+    return Outcome(muted, _say(lang, key, member=found.name), ok=True)
 
 
 def unmute(group: Group, name: str, lang: str = "en") -> Outcome:
