@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from narrative_cli.domain import Card
 from narrative_cli.load.card_export import card_to_png
@@ -58,12 +59,12 @@ def group_file(**changes: Any) -> dict[str, Any]:
 
 
 def chat_lines(scenario: str = "A rainy afternoon.") -> list[dict[str, Any]]:
-    """A group chat as SillyTavern 1.18 saves it: header, greetings, a round, a hidden note."""
+    """A group chat as SillyTavern 1.18 saves it: header, two greetings, two rounds."""
     def reply(name: str, avatar: str, text: str, gen_id: int, **more: Any) -> dict[str, Any]:
         return {"name": name, "is_user": False, "is_system": False,
                 "send_date": "2026-05-03T10:00:00.000Z", "mes": text,
                 "extra": {"gen_id": gen_id, "api": "openai", "model": "gpt"},
-                "force_avatar": f"/thumbnail?type=avatar&file={avatar}",
+                "force_avatar": f"/thumbnail?type=avatar&file={quote(avatar)}",
                 "original_avatar": avatar, **more}
 
     return [
@@ -76,9 +77,11 @@ def chat_lines(scenario: str = "A rainy afternoon.") -> list[dict[str, Any]]:
          "send_date": "2026-05-03T10:01:00.000Z", "mes": "Hello, Alice and Bob!",
          "extra": {}, "force_avatar": "User Avatars/user-default.png"},
         reply("Alice", "alice.png", "Alice smiles.", 3,
+              send_date="2026-05-03T10:02:30.000Z",  # the selected swipe's, as ST keeps it
               swipes=["Alice nods.", "Alice smiles."], swipe_id=1,
               swipe_info=[{"send_date": "2026-05-03T10:02:00.000Z", "extra": {"gen_id": 3}},
-                          {"send_date": "2026-05-03T10:02:30.000Z", "extra": {"gen_id": 3}}]),
+                          {"send_date": "2026-05-03T10:02:30.000Z",
+                           "extra": {"gen_id": 3, "api": "openai", "model": "gpt"}}]),
         reply("Bob", "bob.png", "Bob grins.", 3),
         {"name": "You", "is_user": True, "is_system": False,
          "send_date": "2026-05-03T10:03:00.000Z", "mes": "露米?", "extra": {}},

@@ -30,6 +30,7 @@ from narrative_cli.store.models import Json, LoreRef, NewSession, SwipeData, Tur
 from narrative_cli.store.sessions import SessionStore
 
 SnapshotFactory = Callable[[int], Json]
+SpeakerOf = Callable[[ChatMessage], Json | None]  # a group reply's {"key", "name"}
 _PLACEHOLDER_NAMES = frozenset({"", "unused"})
 
 
@@ -61,11 +62,17 @@ def import_chat(
     lore: Sequence[LoreRef] = (),
     settings: Json | None = None,
     seed: int | None = None,
+    speaker_of: SpeakerOf | None = None,
+    character_name: str | None = None,
 ) -> ImportResult:
-    """Store ``chat`` as a new session; return its id, size and the warnings to show."""
+    """Store ``chat`` as a new session; return its id, size and the warnings to show.
+
+    A group chat passes ``speaker_of`` (each reply's speaker, kept as the record's
+    ``speaker``) and the group's name as ``character_name``.
+    """
     warnings: list[str] = []
     drafts = _drafts(chat, warnings)
-    turns = [_turn(number, draft, warnings) for number, draft in enumerate(drafts)]
+    turns = [_turn(number, draft, warnings, speaker_of) for number, draft in enumerate(drafts)]
     ours = _our_state(chat, len(turns) - 1, warnings)
     _attach_snapshots(turns, ours, snapshot_for)
     header = _dict(ours.get("session"))
@@ -79,7 +86,7 @@ def import_chat(
         settings=dict(settings if settings is not None else header.get("settings") or {}),
         seed=seed if seed is not None else _int_or_none(header.get("seed")),
         greeting_index=turns[0].swipe_id,
-        character_name=_character_name(chat, drafts),
+        character_name=character_name or _character_name(chat, drafts),
         user_name=_user_name(chat, drafts),
         chat_metadata={k: v for k, v in chat.chat_metadata.items() if k != NAMESPACE},
     )
@@ -112,7 +119,9 @@ def _drafts(chat: Chat, warnings: list[str]) -> list[_Draft]:
     return drafts
 
 
-def _turn(number: int, draft: _Draft, warnings: list[str]) -> TurnData:
+def _turn(
+    number: int, draft: _Draft, warnings: list[str], speaker_of: SpeakerOf | None = None
+) -> TurnData:
     user_input = "\n".join(m.mes for m in draft.users) if number else None
     user_fields = _fields(draft.users[0]) if draft.users else {}
     if draft.reply is None:
@@ -121,12 +130,17 @@ def _turn(number: int, draft: _Draft, warnings: list[str]) -> TurnData:
     texts, selected = _swipe_texts(draft.reply, number, warnings)
     reply_fields = _fields(draft.reply)
     infos = reply_fields.pop("swipe_info", None)
+    speaker = speaker_of(draft.reply) if speaker_of is not None else None
     swipes = []
     for index, text in enumerate(texts):
         info = infos[index] if isinstance(infos, list) and index < len(infos) else None
         ours = _our_record(draft.reply, info, index == selected)
-        imported = {"user": user_fields, "reply": reply_fields, "swipe_info": _strip(info)}
+        imported: Json = {"user": user_fields, "reply": reply_fields, "swipe_info": _strip(info)}
+        if len(draft.users) > 1:  # each user message, to write them back one by one
+            imported["users"] = [{**_fields(m), "mes": m.mes} for m in draft.users]
         record = _record(number, user_input, text, ours, imported)
+        if speaker is not None:
+            record["speaker"] = speaker
         swipes.append(SwipeData(record, None))
     return TurnData(number, swipes, selected)
 

@@ -16,6 +16,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from narrative_cli.credentials import scrub
 from narrative_cli.domain import Chat, ChatMessage
@@ -55,8 +56,16 @@ def export_jsonl(
     from narrative_cli.load.chats import write_chat
 
     chat = session_to_chat(store, session_id)
-    write_chat(chat, path, variant="1.12", force=force)  # the header: names, create_date
+    # The header: names and create_date for a chat with one character; a group chat's header
+    # is SillyTavern 1.18's (chat_metadata, names "unused"), the only one its group loader has.
+    variant = "1.18" if is_group_chat(chat) else "1.12"
+    write_chat(chat, path, variant=variant, force=force)
     return len(chat.messages)
+
+
+def is_group_chat(chat: Chat) -> bool:
+    """True for a group chat: SillyTavern marks each group reply with its speaker's card."""
+    return any("original_avatar" in m.raw for m in chat.messages if not m.is_user)
 
 
 def session_dump(store: SessionStore, session_id: int) -> Json:
@@ -154,11 +163,22 @@ def _turn_messages(turn: TurnData, names: _Names) -> list[ChatMessage]:
     imported = _dict(record.get("imported"))
     messages: list[ChatMessage] = []
     user_input = record.get("user_input")
-    if turn.number > 0 and (user_input or not imported):
-        messages.append(_user_message(turn, str(user_input or ""), names, imported))
+    # In a group, a turn without player text is the next speaker of the same round.
+    if turn.number > 0 and (user_input or not (imported or record.get("speaker"))):
+        messages.extend(_user_messages(turn, str(user_input or ""), names, imported))
     if turn.number > 0 or any(message_text(s.record) for s in turn.swipes):
         messages.append(_reply_message(turn, names, imported))
     return messages
+
+
+def _user_messages(turn: TurnData, text: str, names: _Names, imported: Json) -> list[ChatMessage]:
+    """The player's message of a turn; several when the imported chat had several in a row
+    (a group in manual order) and the text was not changed since."""
+    several = imported.get("users")
+    if isinstance(several, list) and "\n".join(str(_dict(u).get("mes")) for u in several) == text:
+        return [_user_message(turn, str(_dict(u).get("mes")), names, {"user": u})
+                for u in several]
+    return [_user_message(turn, text, names, imported)]
 
 
 def _user_message(turn: TurnData, text: str, names: _Names, imported: Json) -> ChatMessage:
@@ -182,14 +202,22 @@ def _reply_message(turn: TurnData, names: _Names, imported: Json) -> ChatMessage
     selected = infos[turn.swipe_id]
     raw = {k: v for k, v in original.items() if k not in _MESSAGE_FIELDS}
     raw["swipe_info"] = infos
+    speaker = _dict(turn.record.get("speaker"))
+    if speaker.get("key"):  # a group reply: SillyTavern's fields for its speaker's card
+        key = str(speaker["key"])
+        raw.setdefault("force_avatar", "/thumbnail?type=avatar&file=" + quote(key, safe="!~*'()"))
+        raw.setdefault("original_avatar", key)
+    extra = dict(selected["extra"])
+    if not _dict(imported.get("swipe_info")):  # no swipe_info in the file: the message's own
+        extra = {**_dict(original.get("extra")), **extra}
     return ChatMessage(
-        name=str(original.get("name") or names.character),
+        name=str(original.get("name") or speaker.get("name") or names.character),
         is_user=False,
         mes=message_text(turn.record),
         send_date=selected["send_date"],
         swipes=[message_text(s.record) for s in turn.swipes],
         swipe_id=turn.swipe_id,
-        extra=dict(selected["extra"]),
+        extra=extra,
         raw=raw,
     )
 
