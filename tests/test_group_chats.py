@@ -12,8 +12,8 @@ import pytest
 
 from narrative_cli.domain import Chat, ChatMessage
 from narrative_cli.errors import GroupError
-from narrative_cli.group.st_groups import load_st_group
 from narrative_cli.group.speakers import turn_from_chat
+from narrative_cli.group.st_groups import load_st_group
 from narrative_cli.load.chats import load_chat
 from narrative_cli.store import SessionStore
 from narrative_cli.store.chat_import import fresh_snapshots
@@ -100,7 +100,8 @@ def test_a_group_chat_exports_back_with_the_same_structure(
     assert_same_structure(read_lines(source), read_lines(out))
     again = load_chat(out)  # and SillyTavern's speaker logic reads it as before
     group = load_st_group(group_path(root))
-    assert turn_from_chat(group, again.messages) == turn_from_chat(group, load_chat(source).messages)
+    before = load_chat(source).messages
+    assert turn_from_chat(group, again.messages) == turn_from_chat(group, before)
 
 
 def test_a_group_session_played_on_exports_speakers_as_sillytavern_does(
