@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+from narrative_cli.cli.app import app
 from narrative_cli.domain import Chat, ChatMessage
 from narrative_cli.errors import GroupError
 from narrative_cli.group.speakers import turn_from_chat
@@ -202,3 +205,51 @@ def test_a_group_whose_chat_cannot_be_found_is_one_line(store: SessionStore,
     assert message == (f"{group_path(root)}: the group's chat "
                        f"{root / 'group chats' / '1999.jsonl'} does not exist")
     assert store.list_sessions() == []
+
+
+# -- narrative sessions import --group -------------------------------------------------------
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def test_the_cli_imports_a_group_chat_by_group_name_and_exports_it(tmp_path: Path) -> None:
+    root = install_group(tmp_path)
+    done = cli("sessions", "import", "--group", "tea party", "--st-data", str(root))
+    assert done.exit_code == 0, done.output
+    assert "Imported session 1 (Tea Party): turns 0..4, 6 swipes, fresh state" in done.output
+    out = tmp_path / "out.jsonl"
+    exported = cli("sessions", "export", "1", str(out))
+    assert exported.exit_code == 0, exported.output
+    source = root / "group chats" / f"{CHAT_ID}.jsonl"
+    assert_same_structure(read_lines(source), read_lines(out))
+    by_file = cli("sessions", "import", str(source), "--group", str(group_path(root)),
+                  "--name", "again")
+    assert by_file.exit_code == 0, by_file.output
+    assert "Imported session 2 (again)" in by_file.output
+
+
+def test_the_cli_refuses_bad_group_input_in_one_line(tmp_path: Path) -> None:
+    root = install_group(tmp_path, members=["alice.png", "carol.png"])
+    cases = {
+        ("--group", "Tea Party", "--st-data", str(root)):
+            f"error: {group_path(root)}: member card 'carol.png' not found in",
+        ("--group", "Picnic", "--st-data", str(root)):
+            f"error: {root / 'groups'}: no group named 'Picnic' (groups: Tea Party)",
+        ("--group", "Picnic"): "error: --group Picnic: no such group file",
+        ("--card", "x.png", "--group", "Picnic"):
+            "error: sessions import: give --card CARD for a chat or --group GROUP",
+        ("--card", "x.png"): "error: sessions import: give the chat FILE to import with --card",
+    }
+    for args, expected in cases.items():
+        done = cli("sessions", "import", *args)
+        assert done.exit_code == 2, (args, done.output)
+        assert done.output.startswith(expected), (args, done.output)
+        assert "Traceback" not in done.output
+    (root / "groups" / f"{GROUP_ID}.json").write_text('{"members": [', encoding="utf-8")
+    broken = cli("sessions", "import", "--group", str(group_path(root)))
+    assert broken.exit_code == 2
+    assert broken.output.splitlines()[0] == (
+        f"error: {group_path(root)}: invalid JSON in the group file (line 1, column 14: "
+        "Expecting value)")

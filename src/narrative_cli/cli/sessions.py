@@ -111,12 +111,25 @@ def sessions_export(
             render_exported(str(file), count, "messages")
 
 
-@_command("import", "narrative sessions import chat.jsonl --card card.png --name rainy-night")
+@_command(
+    "import",
+    "narrative sessions import chat.jsonl --card card.png --name rainy-night",
+    "narrative sessions import --group 'Tea Party' --st-data ~/SillyTavern/data/default-user",
+)
 def sessions_import(
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="A SillyTavern chat (.jsonl).")],
+    file: Annotated[Path | None, typer.Argument(
+        metavar="FILE", help="A SillyTavern chat (.jsonl); with --group, default: its open chat.",
+        show_default=False)] = None,
     card: Annotated[
-        Path, typer.Option("--card", metavar="CARD", help="The card the chat was played with.")
-    ],
+        Path | None,
+        typer.Option("--card", metavar="CARD", help="The card the chat was played with."),
+    ] = None,
+    group: Annotated[str | None, typer.Option(
+        "--group", metavar="GROUP",
+        help="A SillyTavern group file (or a group's name, with --st-data): FILE is its chat.",
+    )] = None,
+    st_data: Annotated[Path | None, typer.Option(
+        "--st-data", metavar="DIR", help="SillyTavern's user data folder, for --group.")] = None,
     name: Annotated[
         str | None, typer.Option("--name", metavar="NAME", help="Name (default: FILE).")
     ] = None,
@@ -124,12 +137,15 @@ def sessions_import(
         int | None, typer.Option("--seed", metavar="N", help="Seed for dice and rolls.")
     ] = None,
 ) -> None:
-    """Import a SillyTavern chat as a new session (continue it with `narrative run --resume`)."""
-    from narrative_cli.store.chat_import import import_chat_file
+    """Import a SillyTavern chat, or a group's chat, as a new session.
+
+    Continue it with `narrative run --resume`."""
+    from narrative_cli.store.group_import import import_any
     from narrative_cli.ui.sessions_view import render_imported
 
     with _store() as store:
-        result = import_chat_file(store, file, card, name=name, seed=seed)
+        result = import_any(store, file, card=card, group=group, st_data=st_data, name=name,
+                            seed=seed)
         info = store.session(result.session_id)
         render_imported(info, result.swipes, result.restored_state, result.warnings)
 

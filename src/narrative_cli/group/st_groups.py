@@ -32,6 +32,7 @@ from narrative_cli.group.loading import member_for
 from narrative_cli.group.model import GENERATION_CODES, STRATEGY_CODES, Group, GroupMember
 from narrative_cli.load import files
 from narrative_cli.load.cards import load_card
+from narrative_cli.load.st_data import check_folder
 
 GROUPS_DIR = "groups"
 CHATS_DIR = "group chats"  # SillyTavern's directories.groupChats
@@ -98,6 +99,19 @@ def find_st_group(st_data: str | Path, name: str) -> Path:
                          "give the file name")
     known = ", ".join(sorted(names, key=str.casefold)) or "none"
     raise GroupError(f"{folder}: no group named {name!r} (groups: {known})")
+
+
+def group_reference(ref: str, st_data: str | Path | None) -> tuple[Path, Path | None]:
+    """``--group FILE|NAME`` (with ``--st-data DIR``): the group file and the characters
+    folder to read its members from (None: next to the group file)."""
+    characters = Path(st_data).expanduser() / "characters" if st_data is not None else None
+    if files.is_existing_file(ref):
+        return Path(ref), characters
+    if st_data is None:
+        raise GroupError(f"--group {ref}: no such group file",
+                         hint="a group by name needs --st-data DIR")
+    check_folder(st_data)
+    return find_st_group(st_data, ref), characters
 
 
 def st_group_json(group: Group, *, new_id: str | None = None) -> dict[str, Any]:

@@ -20,9 +20,9 @@ from collections import Counter
 from pathlib import Path
 
 from narrative_cli.domain import Chat, ChatMessage
-from narrative_cli.errors import GroupError
+from narrative_cli.errors import ConfigError, GroupError
 from narrative_cli.group.model import Group
-from narrative_cli.group.st_groups import chat_path, data_folder, load_st_group
+from narrative_cli.group.st_groups import chat_path, data_folder, group_reference, load_st_group
 from narrative_cli.store.chat_import import (
     ImportResult,
     SnapshotFactory,
@@ -124,3 +124,30 @@ def _stored_seed(chat: Chat) -> int | None:
     session = ours.get("session") if isinstance(ours, dict) else None
     seed = session.get("seed") if isinstance(session, dict) else None
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+def import_any(
+    store: SessionStore,
+    file: Path | None,
+    *,
+    card: Path | None,
+    group: str | None,
+    st_data: Path | None,
+    name: str | None,
+    seed: int | None,
+) -> ImportResult:
+    """``narrative sessions import``: a chat with ``--card``, or a group's chat with ``--group``."""
+    from narrative_cli.store.chat_import import import_chat_file
+
+    if (card is None) == (group is None):
+        raise ConfigError("sessions import: give --card CARD for a chat or --group GROUP for a "
+                          "group chat (one of them)")
+    if group is not None:
+        path, characters = group_reference(group, st_data)
+        return import_group_chat_file(store, path, file, characters=characters, name=name,
+                                      seed=seed)
+    if st_data is not None:
+        raise ConfigError("sessions import: --st-data is only read with --group")
+    if file is None or card is None:
+        raise ConfigError("sessions import: give the chat FILE to import with --card")
+    return import_chat_file(store, file, card, name=name, seed=seed)
