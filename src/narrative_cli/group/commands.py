@@ -5,7 +5,8 @@ back replaces the session's (a ``Group`` is immutable). A name is matched lenien
 SillyTavern's member commands search by name or avatar: the exact name or file name (with or
 without its extension), case-insensitive, then a name that starts with what was typed, then
 one that contains it. No match, or several, is a one-line message that lists the members.
-Messages are in the story's language (``lang``: "zh" or "en").
+Messages are in the story's language (``lang``: "zh" or "en"), from the ``group.*``
+keys of the i18n catalogs.
 """
 
 from __future__ import annotations
@@ -14,34 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from narrative_cli.group.model import Group, GroupMember
-
-MESSAGES: dict[str, dict[str, str]] = {
-    "en": {
-        "no_name": "give a member's name; members: {members}",
-        "unknown": "no member named {name!r}; members: {members}",
-        "ambiguous": "{name!r} could be {matches}; give the full name",
-        "next": "{member} speaks next",
-        "next_muted": "{member} speaks next (muted: only this once)",
-        "muted": "{member} is muted: no strategy will choose them",
-        "already_muted": "{member} is already muted",
-        "unmuted": "{member} is no longer muted",
-        "not_muted": "{member} is not muted",
-        "all_muted": "{member} is muted; every member is now muted: nobody answers until"
-                     " /unmute or /next",
-    },
-    "zh": {
-        "no_name": "请给出成员名字；成员：{members}",
-        "unknown": "没有名叫 {name!r} 的成员；成员：{members}",
-        "ambiguous": "{name!r} 可能是 {matches}；请给出完整名字",
-        "next": "下一位发言：{member}",
-        "next_muted": "下一位发言：{member}（已静音，仅此一次）",
-        "muted": "{member} 已静音：不会再被轮到发言",
-        "already_muted": "{member} 已经是静音状态",
-        "unmuted": "{member} 已取消静音",
-        "not_muted": "{member} 没有被静音",
-        "all_muted": "{member} 已静音；所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
-    },
-}
+from narrative_cli.i18n import t
 
 
 @dataclass(frozen=True)
@@ -114,4 +88,4 @@ def _roster(group: Group) -> str:
 
 
 def _say(lang: str, key: str, **values: str) -> str:
-    return MESSAGES["zh" if lang == "zh" else "en"][key].format(**values)
+    return t(f"group.{key}", lang, **values)

@@ -202,4 +202,16 @@ MESSAGES: dict[str, str] = {
     "cli.panel.Play": "Play",
     "cli.panel.Author": "Author",
     "cli.panel.Sessions & setup": "Sessions & setup",
+    # -- group scenes: /next, /mute, /unmute (group/commands.py) --------------------------------
+    "group.no_name": "give a member's name; members: {members}",
+    "group.unknown": "no member named {name!r}; members: {members}",
+    "group.ambiguous": "{name!r} could be {matches}; give the full name",
+    "group.next": "{member} speaks next",
+    "group.next_muted": "{member} speaks next (muted: only this once)",
+    "group.muted": "{member} is muted: no strategy will choose them",
+    "group.already_muted": "{member} is already muted",
+    "group.unmuted": "{member} is no longer muted",
+    "group.not_muted": "{member} is not muted",
+    "group.all_muted": "{member} is muted; every member is now muted: nobody answers until"
+                       " /unmute or /next",
 }

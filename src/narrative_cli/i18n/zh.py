@@ -201,4 +201,15 @@ MESSAGES: dict[str, str] = {
     "cli.panel.Play": "游玩",
     "cli.panel.Author": "创作",
     "cli.panel.Sessions & setup": "会话与设置",
+    # -- 群聊场景：/next、/mute、/unmute（group/commands.py） -------------------------------------
+    "group.no_name": "请给出成员名字；成员：{members}",
+    "group.unknown": "没有名叫 {name!r} 的成员；成员：{members}",
+    "group.ambiguous": "{name!r} 可能是 {matches}；请给出完整名字",
+    "group.next": "下一位发言：{member}",
+    "group.next_muted": "下一位发言：{member}（已静音，仅此一次）",
+    "group.muted": "{member} 已静音：不会再被轮到发言",
+    "group.already_muted": "{member} 已经是静音状态",
+    "group.unmuted": "{member} 已取消静音",
+    "group.not_muted": "{member} 没有被静音",
+    "group.all_muted": "{member} 已静音；所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
 }
