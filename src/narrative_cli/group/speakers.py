@@ -128,7 +128,8 @@ def pooled_order(
         return [waiting[_index(rng, len(waiting))]]
     last = turn.last_speaker if len(members) > 1 else None
     pool = [m for m in members if m.key != last] if last else list(members)
-    return [pool[_index(rng, len(pool))]] if pool else []
+    index = _index(rng, len(pool))  # drawn even for an empty pool, as SillyTavern does
+    return [pool[index]] if pool else []
 
 
 def shuffle(items: list[GroupMember], rng: random.Random) -> list[GroupMember]:
