@@ -292,3 +292,25 @@ def test_exports_never_carry_api_keys(store: SessionStore, tmp_path: Path) -> No
     export_json(store, session, tmp_path / "k.json")
     for name in ("k.jsonl", "k.json"):
         assert "sk-abcdefghijklmnopqrstuv" not in (tmp_path / name).read_text(encoding="utf-8")
+
+
+def test_a_reply_keeps_its_own_extra_without_swipe_info_and_users_stay_apart(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """#19: a reply with no swipe_info kept its extra only in swipe_info; two player messages
+    in a row came back as one."""
+    source = tmp_path / "plain.jsonl"
+    lines = [
+        {"user_name": "Ann", "character_name": "Mabel", "create_date": "x", "chat_metadata": {}},
+        {"name": "Mabel", "is_user": False, "mes": "Hello.", "extra": {"model": "m1"}},
+        {"name": "Ann", "is_user": True, "mes": "Hi.", "extra": {}},
+        {"name": "Ann", "is_user": True, "mes": "Still there?", "extra": {"bias": "b"}},
+        {"name": "Mabel", "is_user": False, "mes": "Yes.", "extra": {"model": "m2"}},
+    ]
+    source.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    session = import_file(store, source).session_id
+    out = tmp_path / "out.jsonl"
+    export_jsonl(store, session, out)
+    _, greeting, first, second, reply = read_lines(out)
+    assert greeting["extra"]["model"] == "m1" and reply["extra"]["model"] == "m2"
+    assert (first["mes"], second["mes"], second["extra"]["bias"]) == ("Hi.", "Still there?", "b")
