@@ -13,6 +13,7 @@ from narrative_cli.group.speakers import (
     choose_speakers,
     mentioned,
     turn_from_chat,
+    turn_from_records,
     words,
 )
 
@@ -232,3 +233,22 @@ def test_turn_from_a_group_chat_knows_who_spoke_since_the_player() -> None:
     assert speak(g, 5, since_player=turn.since_player) == ["Alice"]
     after = turn_from_chat(g, chat[:4], user_text="")
     assert after.last_speaker == "carol.png" and after.last_text == "Yo."
+
+
+def test_turn_from_a_group_sessions_records() -> None:
+    g = group(ALICE, BOB, CAROL, strategy="pooled")
+    records = [
+        {"number": 0, "user_input": None, "narrative": "Hi.", "speaker": {"key": "alice.png"}},
+        {"number": 1, "user_input": "", "narrative": "Yo.", "speaker": {"key": "bob.png"}},
+        {"number": 2, "user_input": "Tea?", "narrative": "Yes.", "speaker": {"key": "carol.png"}},
+        {"number": 3, "user_input": "", "narrative": "Alice, sit.",
+         "speaker": {"key": "bob.png", "name": "Bob"}},
+    ]
+    turn = turn_from_records(g, records)
+    assert turn.since_player == ("carol.png", "bob.png")
+    assert (turn.last_speaker, turn.last_text) == ("bob.png", "Alice, sit.")
+    assert turn.history_speakers == ("alice.png", "bob.png", "carol.png", "bob.png")
+    assert speak(g, 1, since_player=turn.since_player) == ["Alice"]
+    natural = group(member("Alice", 0.0), member("Bob", 1.0))
+    assert names(choose_speakers(natural, turn_from_records(natural, records),
+                                 random.Random(3))) == ["Alice"]  # named, and Bob just spoke

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from narrative_cli.domain import ChatMessage
 from narrative_cli.group.model import Group, GroupMember
@@ -167,6 +168,32 @@ def turn_from_chat(
         since_player=tuple(reversed(since)),
         last_text=last.mes if last is not None and not last.is_system else "",
     )
+
+
+def turn_from_records(
+    group: Group,
+    records: Sequence[Mapping[str, Any]],
+    user_text: str = "",
+    forced: str | None = None,
+) -> SpeakerTurn:
+    """The :class:`SpeakerTurn` after a group session's turn records, oldest first.
+
+    A group session stores one turn per speaker message (docs/groups.md): the record's
+    ``user_input`` is the player's message before it (empty for the next speaker of a round)
+    and ``speaker`` is ``{"key", "name"}``.
+    """
+    messages: list[ChatMessage] = []
+    for record in records:
+        said = record.get("user_input")
+        if isinstance(said, str) and said:
+            messages.append(ChatMessage(name="", is_user=True, mes=said))
+        speaker = record.get("speaker")
+        key = speaker.get("key") if isinstance(speaker, Mapping) else None
+        name = speaker.get("name") if isinstance(speaker, Mapping) else None
+        messages.append(ChatMessage(
+            name=str(name or ""), is_user=False, mes=str(record.get("narrative") or ""),
+            raw={"original_avatar": key} if isinstance(key, str) and key else {}))
+    return turn_from_chat(group, messages, user_text, forced)
 
 
 def _speaker(group: Group, message: ChatMessage) -> str | None:
