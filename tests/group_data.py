@@ -85,7 +85,11 @@ def chat_lines(scenario: str = "A rainy afternoon.") -> list[dict[str, Any]]:
         reply("Bob", "bob.png", "Bob grins.", 3),
         {"name": "You", "is_user": True, "is_system": False,
          "send_date": "2026-05-03T10:03:00.000Z", "mes": "露米?", "extra": {}},
-        reply("露米埃尔", "露米.png", "露米埃尔点点头。", 4),
+        reply("露米埃尔", "露米.png", "露米埃尔点点头。", 4,
+              swipes=["露米埃尔摇摇头。", "露米埃尔点点头。"], swipe_id=1,
+              swipe_info=[{"send_date": "2026-05-03T10:00:00.000Z", "extra": {"gen_id": 4}},
+                          {"send_date": "2026-05-03T10:00:00.000Z",
+                           "extra": {"gen_id": 4, "api": "openai", "model": "gpt"}}]),
     ]
 
 

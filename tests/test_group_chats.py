@@ -21,7 +21,11 @@ from narrative_cli.load.chats import load_chat
 from narrative_cli.store import SessionStore
 from narrative_cli.store.chat_import import fresh_snapshots
 from narrative_cli.store.export import NAMESPACE, export_jsonl
-from narrative_cli.store.group_import import import_group_chat, import_group_chat_file
+from narrative_cli.store.group_import import (
+    GroupSource,
+    import_group_chat,
+    import_group_chat_file,
+)
 from tests.group_data import CHAT_ID, GROUP_ID, chat_lines, install_group, write_chat
 
 ADDED_BY_EXPORT = {"swipes", "swipe_id", "swipe_info"}  # SillyTavern adds them on every reply
@@ -60,36 +64,35 @@ def assert_same_structure(original: list[dict[str, Any]], exported: list[dict[st
             got = after[key]
             if key == "extra":
                 got = without_ours(got)
-            if key == "swipe_info":
-                got = [{**i, "extra": without_ours(i["extra"])} for i in got]
-                value = [{**i, "gen_started": None, "gen_finished": None} for i in value]
+            if key == "swipe_info":  # our export names gen_started/_finished even when unknown
+                got = [{k: v for k, v in i.items() if v is not None or not k.startswith("gen_")}
+                       | {"extra": without_ours(i["extra"])} for i in got]
             assert got == value, (before["mes"], key)
         assert set(after) - set(before) <= ADDED_BY_EXPORT, before["mes"]
 
 
-def test_a_group_chat_imports_one_turn_per_speaker(store: SessionStore, tmp_path: Path) -> None:
+def test_a_group_chat_imports_one_turn_per_round(store: SessionStore, tmp_path: Path) -> None:
     root = install_group(tmp_path)
-    result = import_group_chat_file(store, group_path(root), characters=root / "characters",
-                                    seed=5)
-    assert (result.last_turn, result.swipes, result.warnings) == (4, 6, [])
+    result = import_group_chat_file(store, group_path(root), st_data=root, seed=5)
+    assert (result.last_turn, result.swipes, result.warnings) == (2, 4, [])
     info = store.session(result.session_id)
     assert (info.name, info.character_name, info.user_name) == ("Tea Party", "Tea Party", "You")
-    assert info.card_path == str(group_path(root).resolve())
+    assert info.settings == {"group": str(group_path(root).resolve()),
+                             "st_data": str(root.resolve())}
+    assert info.card_path == str((root / "characters" / "alice.png").resolve())
     assert info.card_hash.startswith("sha256:") and info.seed == 5
     assert info.chat_metadata["scenario"] == "A rainy afternoon."
     turns = list(store.iter_turns(result.session_id))
-    seen = [(t.record.get("user_input"), t.record["speaker"]["name"], t.record["narrative"])
-            for t in turns]
-    assert seen == [
-        (None, "Alice", "Alice pours tea."),
-        ("", "Bob", "Bob waves."),
-        ("Hello, Alice and Bob!", "Alice", "Alice smiles."),
-        ("", "Bob", "Bob grins."),
-        ("露米?", "露米埃尔", "露米埃尔点点头。"),
+    assert [t.record["user_input"] for t in turns] == [None, "Hello, Alice and Bob!", "露米?"]
+    assert [[(s["name"], s["key"], s["text"]) for s in t.record["speakers"]] for t in turns] == [
+        [("Alice", "alice.png", "Alice pours tea."), ("Bob", "bob.png", "Bob waves.")],
+        [("Alice", "alice.png", "Alice smiles."), ("Bob", "bob.png", "Bob grins.")],
+        [("露米埃尔", "露米.png", "露米埃尔点点头。")],
     ]
-    assert turns[4].record["speaker"] == {"key": "露米.png", "name": "露米埃尔"}
-    assert (len(turns[2].swipes), turns[2].swipe_id) == (2, 1)
-    assert store.resume(result.session_id).snapshot == fresh_snapshots(5)(4)
+    assert turns[1].record["narrative"] == "Alice: Alice smiles.\n\nBob: Bob grins."
+    assert (len(turns[2].swipes), turns[2].swipe_id) == (2, 1)  # the last reply's swipes
+    assert turns[2].swipes[0].record["speakers"][0]["text"] == "露米埃尔摇摇头。"
+    assert store.resume(result.session_id).snapshot == fresh_snapshots(5)(2)
 
 
 def test_a_group_chat_exports_back_with_the_same_structure(
@@ -107,24 +110,37 @@ def test_a_group_chat_exports_back_with_the_same_structure(
     assert turn_from_chat(group, again.messages) == turn_from_chat(group, before)
 
 
+def round_record(number: int, said: str, *replies: tuple[str, str], **more: Any) -> dict[str, Any]:
+    speakers = [{"name": name, "key": f"{name.lower()}.png", "text": text}
+                for name, text in replies]
+    narrative = "\n\n".join(f"{name}: {text}" for name, text in replies)
+    return {"number": number, "user_input": said, "narrative": narrative, "speakers": speakers,
+            **more}
+
+
 def test_a_group_session_played_on_exports_speakers_as_sillytavern_does(
     store: SessionStore, tmp_path: Path
 ) -> None:
     root = install_group(tmp_path)
     session = import_group_chat_file(store, group_path(root), seed=1).session_id
     snapshot = store.resume(session).snapshot
-    store.commit_turn(session, {"number": 5, "user_input": "Bob, tea?", "narrative": "Bob sips.",
-                                "speaker": {"key": "bob.png", "name": "Bob"}}, snapshot)
-    store.commit_turn(session, {"number": 6, "user_input": "", "narrative": "Alice sighs.",
-                                "speaker": {"key": "alice.png", "name": "Alice"}}, snapshot)
+    store.commit_turn(session, round_record(3, "Bob, tea?", ("Bob", "Bob sips."),
+                                            ("Alice", "Alice sighs.")), snapshot)
+    store.add_swipe(session, 3, round_record(3, "Bob, tea?", ("Bob", "Bob sips."),
+                                          ("Alice", "Alice laughs."),
+                                          post_outputs={"status": "[tea: 2]"}), snapshot,
+                    select=True)
     out = tmp_path / "played.jsonl"
     export_jsonl(store, session, out)
     *_, user, bob, alice = read_lines(out)
     assert (user["is_user"], user["mes"]) == (True, "Bob, tea?")
     assert (bob["name"], bob["original_avatar"], bob["force_avatar"]) == (
         "Bob", "bob.png", "/thumbnail?type=avatar&file=bob.png")
-    assert (alice["name"], alice["is_user"], alice["mes"]) == ("Alice", False, "Alice sighs.")
-    assert alice["force_avatar"] == "/thumbnail?type=avatar&file=alice.png"
+    assert (alice["name"], alice["is_user"], alice["original_avatar"]) == (
+        "Alice", False, "alice.png")
+    assert alice["mes"] == "Alice laughs.\n\n[tea: 2]"  # the chosen swipe, tool output after
+    assert alice["swipes"] == ["Alice sighs.", "Alice laughs.\n\n[tea: 2]"]
+    assert alice["swipe_id"] == 1 and "swipes" not in bob
 
 
 def test_a_reimported_export_continues_with_its_state_and_speakers(
@@ -132,17 +148,19 @@ def test_a_reimported_export_continues_with_its_state_and_speakers(
 ) -> None:
     root = install_group(tmp_path)
     session = import_group_chat_file(store, group_path(root), seed=3).session_id
-    state = {**store.resume(session).snapshot, "marker": "after turn 5"}
-    store.commit_turn(session, {"number": 5, "user_input": "hi", "narrative": "Bob bows.",
-                                "speaker": {"key": "bob.png", "name": "Bob"}}, state)
+    state = {**store.resume(session).snapshot, "marker": "after turn 3"}
+    store.commit_turn(session, round_record(3, "hi", ("Bob", "Bob bows."),
+                                            post_outputs={"status": "[ok]"}, plan={"x": 1}),
+                      state)
     out = tmp_path / "ours.jsonl"
     export_jsonl(store, session, out)
     back = import_group_chat_file(store, group_path(root), out)
     assert back.restored_state and back.warnings == []
     assert store.session(back.session_id).seed == 3
     resumed = store.resume(back.session_id)
-    assert resumed.snapshot["marker"] == "after turn 5"
-    assert resumed.record["speaker"] == {"key": "bob.png", "name": "Bob"}
+    assert resumed.snapshot["marker"] == "after turn 3"
+    assert resumed.record["speakers"] == [{"name": "Bob", "key": "bob.png", "text": "Bob bows."}]
+    assert resumed.record["plan"] == {"x": 1}  # our own record came back whole
 
 
 def test_several_player_messages_in_a_row_stay_several(store: SessionStore,
@@ -154,7 +172,7 @@ def test_several_player_messages_in_a_row_stay_several(store: SessionStore,
     lines.insert(4, nudge)
     source = write_chat(tmp_path / "manual.jsonl", lines)
     session = import_group_chat_file(store, group_path(root), source).session_id
-    turn = list(store.iter_turns(session))[2]
+    turn = list(store.iter_turns(session))[1]
     assert turn.record["user_input"] == "Hello, Alice and Bob!\nAnyone?"
     out = tmp_path / "manual-out.jsonl"
     export_jsonl(store, session, out)
@@ -168,8 +186,9 @@ def test_an_old_group_chat_without_a_header_imports(store: SessionStore, tmp_pat
         line.pop("original_avatar", None)  # and older still: no original_avatar
     source = write_chat(tmp_path / "old.jsonl", lines)
     result = import_group_chat_file(store, group_path(root), source)
-    speakers = [t.record["speaker"] for t in store.iter_turns(result.session_id)]
-    assert speakers[1] == {"key": "bob.png", "name": "Bob"}  # found by name
+    speakers = [s["key"] for t in store.iter_turns(result.session_id)
+                for s in t.record["speakers"]]
+    assert speakers == ["alice.png", "bob.png", "alice.png", "bob.png", "露米.png"]  # by name
     out = tmp_path / "old-out.jsonl"
     export_jsonl(store, result.session_id, out)
     header, *messages = read_lines(out)
@@ -187,13 +206,17 @@ def test_messages_by_someone_outside_the_group_are_reported(store: SessionStore,
         ChatMessage("You", True, "Who is there?"),
         ChatMessage("Dave", False, "Me.", raw={"original_avatar": "dave.png"}),
         ChatMessage("Eve", False, "And me."),
+        ChatMessage("You", True, "Hello?"),
     ])
-    result = import_group_chat(store, chat, group, name="x", group_path="g.json",
-                               group_hash="sha256:g", snapshot_for=fresh_snapshots(1))
+    result = import_group_chat(store, chat, GroupSource(group, "g.json"), name="x",
+                               snapshot_for=fresh_snapshots(1))
     assert result.warnings == [
+        "1 user message(s) after the last reply were not imported",
         "1 message(s) by Dave (dave.png), who is not a member of the group 'Tea Party'",
         "1 message(s) by Eve (no card), who is not a member of the group 'Tea Party'",
     ]
+    turn = store.resume(result.session_id)
+    assert [s["key"] for s in turn.record["speakers"]] == ["dave.png", ""]
 
 
 def test_a_group_whose_chat_cannot_be_found_is_one_line(store: SessionStore,
@@ -218,7 +241,7 @@ def test_the_cli_imports_a_group_chat_by_group_name_and_exports_it(tmp_path: Pat
     root = install_group(tmp_path)
     done = cli("sessions", "import", "--group", "tea party", "--st-data", str(root))
     assert done.exit_code == 0, done.output
-    assert "Imported session 1 (Tea Party): turns 0..4, 6 swipes, fresh state" in done.output
+    assert "Imported session 1 (Tea Party): turns 0..2, 4 swipes, fresh state" in done.output
     out = tmp_path / "out.jsonl"
     exported = cli("sessions", "export", "1", str(out))
     assert exported.exit_code == 0, exported.output

@@ -238,11 +238,12 @@ def test_turn_from_a_group_chat_knows_who_spoke_since_the_player() -> None:
 def test_turn_from_a_group_sessions_records() -> None:
     g = group(ALICE, BOB, CAROL, strategy="pooled")
     records = [
-        {"number": 0, "user_input": None, "narrative": "Hi.", "speaker": {"key": "alice.png"}},
-        {"number": 1, "user_input": "", "narrative": "Yo.", "speaker": {"key": "bob.png"}},
-        {"number": 2, "user_input": "Tea?", "narrative": "Yes.", "speaker": {"key": "carol.png"}},
-        {"number": 3, "user_input": "", "narrative": "Alice, sit.",
-         "speaker": {"key": "bob.png", "name": "Bob"}},
+        {"number": 0, "user_input": None, "speakers": [
+            {"key": "alice.png", "name": "Alice", "text": "Hi."},
+            {"key": "bob.png", "name": "Bob", "text": "Yo."}]},
+        {"number": 1, "user_input": "Tea?", "speakers": [
+            {"key": "carol.png", "name": "Carol", "text": "Yes."},
+            {"key": "bob.png", "name": "Bob", "text": "Alice, sit."}]},
     ]
     turn = turn_from_records(g, records)
     assert turn.since_player == ("carol.png", "bob.png")
@@ -252,3 +253,5 @@ def test_turn_from_a_group_sessions_records() -> None:
     natural = group(member("Alice", 0.0), member("Bob", 1.0))
     assert names(choose_speakers(natural, turn_from_records(natural, records),
                                  random.Random(3))) == ["Alice"]  # named, and Bob just spoke
+    after_player = turn_from_records(g, [*records, {"number": 2, "user_input": "And?"}])
+    assert after_player.since_player == () and after_player.last_speaker is None

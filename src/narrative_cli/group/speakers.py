@@ -178,21 +178,22 @@ def turn_from_records(
 ) -> SpeakerTurn:
     """The :class:`SpeakerTurn` after a group session's turn records, oldest first.
 
-    A group session stores one turn per speaker message (docs/groups.md): the record's
-    ``user_input`` is the player's message before it (empty for the next speaker of a round)
-    and ``speaker`` is ``{"key", "name"}``.
+    A group session stores one turn per round (docs/groups.md): the player's ``user_input``
+    (empty for a send without text), then ``speakers``, each ``{"name", "key", "text"}``.
     """
     messages: list[ChatMessage] = []
     for record in records:
         said = record.get("user_input")
         if isinstance(said, str) and said:
             messages.append(ChatMessage(name="", is_user=True, mes=said))
-        speaker = record.get("speaker")
-        key = speaker.get("key") if isinstance(speaker, Mapping) else None
-        name = speaker.get("name") if isinstance(speaker, Mapping) else None
-        messages.append(ChatMessage(
-            name=str(name or ""), is_user=False, mes=str(record.get("narrative") or ""),
-            raw={"original_avatar": key} if isinstance(key, str) and key else {}))
+        speakers = record.get("speakers")
+        for speaker in speakers if isinstance(speakers, list) else ():
+            if isinstance(speaker, Mapping):
+                key = speaker.get("key")
+                messages.append(ChatMessage(
+                    name=str(speaker.get("name") or ""), is_user=False,
+                    mes=str(speaker.get("text") or ""),
+                    raw={"original_avatar": key} if isinstance(key, str) and key else {}))
     return turn_from_chat(group, messages, user_text, forced)
 
 

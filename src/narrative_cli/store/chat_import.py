@@ -30,7 +30,6 @@ from narrative_cli.store.models import Json, LoreRef, NewSession, SwipeData, Tur
 from narrative_cli.store.sessions import SessionStore
 
 SnapshotFactory = Callable[[int], Json]
-SpeakerOf = Callable[[ChatMessage], Json | None]  # a group reply's {"key", "name"}
 _PLACEHOLDER_NAMES = frozenset({"", "unused"})
 
 
@@ -62,20 +61,14 @@ def import_chat(
     lore: Sequence[LoreRef] = (),
     settings: Json | None = None,
     seed: int | None = None,
-    speaker_of: SpeakerOf | None = None,
-    character_name: str | None = None,
 ) -> ImportResult:
-    """Store ``chat`` as a new session; return its id, size and the warnings to show.
-
-    A group chat passes ``speaker_of`` (each reply's speaker, kept as the record's
-    ``speaker``) and the group's name as ``character_name``.
-    """
+    """Store ``chat`` as a new session; return its id, size and the warnings to show."""
     warnings: list[str] = []
     drafts = _drafts(chat, warnings)
-    turns = [_turn(number, draft, warnings, speaker_of) for number, draft in enumerate(drafts)]
-    ours = _our_state(chat, len(turns) - 1, warnings)
-    _attach_snapshots(turns, ours, snapshot_for)
-    header = _dict(ours.get("session"))
+    turns = [_turn(number, draft, warnings) for number, draft in enumerate(drafts)]
+    ours = our_state(chat, len(turns) - 1, warnings)
+    attach_snapshots(turns, ours, snapshot_for)
+    header = as_dict(ours.get("session"))
     if header.get("card_hash") and header.get("card_hash") != card_hash:
         warnings.append("the chat was exported from a session played with a different card file")
     spec = NewSession(
@@ -86,7 +79,7 @@ def import_chat(
         settings=dict(settings if settings is not None else header.get("settings") or {}),
         seed=seed if seed is not None else _int_or_none(header.get("seed")),
         greeting_index=turns[0].swipe_id,
-        character_name=character_name or _character_name(chat, drafts),
+        character_name=_character_name(chat, drafts),
         user_name=_user_name(chat, drafts),
         chat_metadata={k: v for k, v in chat.chat_metadata.items() if k != NAMESPACE},
     )
@@ -119,28 +112,24 @@ def _drafts(chat: Chat, warnings: list[str]) -> list[_Draft]:
     return drafts
 
 
-def _turn(
-    number: int, draft: _Draft, warnings: list[str], speaker_of: SpeakerOf | None = None
-) -> TurnData:
+def _turn(number: int, draft: _Draft, warnings: list[str]) -> TurnData:
     user_input = "\n".join(m.mes for m in draft.users) if number else None
-    user_fields = _fields(draft.users[0]) if draft.users else {}
+    user_fields = message_fields(draft.users[0]) if draft.users else {}
     if draft.reply is None:
         record: Json = {"number": 0, "user_input": None, "narrative": "", "imported": {}}
         return TurnData(number, [SwipeData(record, None)])
     texts, selected = _swipe_texts(draft.reply, number, warnings)
-    reply_fields = _fields(draft.reply)
+    reply_fields = message_fields(draft.reply)
     infos = reply_fields.pop("swipe_info", None)
-    speaker = speaker_of(draft.reply) if speaker_of is not None else None
     swipes = []
     for index, text in enumerate(texts):
         info = infos[index] if isinstance(infos, list) and index < len(infos) else None
-        ours = _our_record(draft.reply, info, index == selected)
-        imported: Json = {"user": user_fields, "reply": reply_fields, "swipe_info": _strip(info)}
+        ours = our_record(draft.reply, info, index == selected)
+        imported: Json = {"user": user_fields, "reply": reply_fields,
+                          "swipe_info": strip_ours(info)}
         if len(draft.users) > 1:  # each user message, to write them back one by one
-            imported["users"] = [{**_fields(m), "mes": m.mes} for m in draft.users]
+            imported["users"] = [{**message_fields(m), "mes": m.mes} for m in draft.users]
         record = _record(number, user_input, text, ours, imported)
-        if speaker is not None:
-            record["speaker"] = speaker
         swipes.append(SwipeData(record, None))
     return TurnData(number, swipes, selected)
 
@@ -177,16 +166,17 @@ def _swipe_texts(message: ChatMessage, number: int, warnings: list[str]) -> tupl
     return texts, selected
 
 
-def _our_record(message: ChatMessage, info: Any, selected: bool) -> Json | None:
-    for extra in (_dict(info).get("extra"), message.extra if selected else None):
-        ours = _dict(_dict(extra).get(NAMESPACE)).get("record")
+def our_record(message: ChatMessage, info: Any, selected: bool) -> Json | None:
+    """The turn record narrative-cli left on a message it exported (None: none)."""
+    for extra in (as_dict(info).get("extra"), message.extra if selected else None):
+        ours = as_dict(as_dict(extra).get(NAMESPACE)).get("record")
         if isinstance(ours, dict):
             return ours
     return None
 
 
-def _our_state(chat: Chat, last_turn: int, warnings: list[str]) -> Json:
-    ours: Json = _dict(chat.chat_metadata.get(NAMESPACE))
+def our_state(chat: Chat, last_turn: int, warnings: list[str]) -> Json:
+    ours: Json = as_dict(chat.chat_metadata.get(NAMESPACE))
     if "snapshot" not in ours:
         return ours
     if ours.get("turn") != last_turn or not isinstance(ours.get("snapshot"), dict):
@@ -198,7 +188,7 @@ def _our_state(chat: Chat, last_turn: int, warnings: list[str]) -> Json:
     return ours
 
 
-def _attach_snapshots(turns: list[TurnData], ours: Json, snapshot_for: SnapshotFactory) -> None:
+def attach_snapshots(turns: list[TurnData], ours: Json, snapshot_for: SnapshotFactory) -> None:
     restored = ours.get("snapshot")
     for turn in turns:
         if isinstance(restored, dict):
@@ -209,7 +199,7 @@ def _attach_snapshots(turns: list[TurnData], ours: Json, snapshot_for: SnapshotF
             swipe.snapshot = snapshot
 
 
-def _fields(message: ChatMessage) -> Json:
+def message_fields(message: ChatMessage) -> Json:
     """A message's fields other than its text, without narrative-cli's own data."""
     fields: Json = {
         "name": message.name,
@@ -222,10 +212,11 @@ def _fields(message: ChatMessage) -> Json:
     return fields
 
 
-def _strip(info: Any) -> Json | None:
+def strip_ours(info: Any) -> Json | None:
+    """A ``swipe_info`` entry without narrative-cli's own data."""
     if not isinstance(info, dict):
         return None
-    extra = {k: v for k, v in _dict(info.get("extra")).items() if k != NAMESPACE}
+    extra = {k: v for k, v in as_dict(info.get("extra")).items() if k != NAMESPACE}
     return {**info, "extra": extra}
 
 
@@ -248,7 +239,7 @@ def _preview(text: str, limit: int = 40) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _dict(value: Any) -> Json:
+def as_dict(value: Any) -> Json:
     return value if isinstance(value, dict) else {}
 
 
@@ -285,7 +276,7 @@ def import_chat_file(
     data = read_bytes(card_path, limit=MAX_CARD_BYTES, error=CardError, kind="card")
     card = parse_card_bytes(data, str(card_path), Path(card_path).suffix)
     chat = load_chat(chat_path)
-    header = _dict(_dict(chat.chat_metadata.get(NAMESPACE)).get("session"))
+    header = as_dict(as_dict(chat.chat_metadata.get(NAMESPACE)).get("session"))
     if seed is None:
         seed = _int_or_none(header.get("seed"))
     if seed is None:

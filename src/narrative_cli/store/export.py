@@ -163,10 +163,13 @@ def _turn_messages(turn: TurnData, names: _Names) -> list[ChatMessage]:
     imported = _dict(record.get("imported"))
     messages: list[ChatMessage] = []
     user_input = record.get("user_input")
-    # In a group, a turn without player text is the next speaker of the same round.
-    if turn.number > 0 and (user_input or not (imported or record.get("speaker"))):
+    speakers = _speakers(record)
+    # A group round without player text (an empty send) has no player message.
+    if turn.number > 0 and (user_input or not (imported or speakers)):
         messages.extend(_user_messages(turn, str(user_input or ""), names, imported))
-    if turn.number > 0 or any(message_text(s.record) for s in turn.swipes):
+    if speakers:
+        messages.extend(_round_messages(turn, speakers, imported))
+    elif turn.number > 0 or any(message_text(s.record) for s in turn.swipes):
         messages.append(_reply_message(turn, names, imported))
     return messages
 
@@ -202,22 +205,74 @@ def _reply_message(turn: TurnData, names: _Names, imported: Json) -> ChatMessage
     selected = infos[turn.swipe_id]
     raw = {k: v for k, v in original.items() if k not in _MESSAGE_FIELDS}
     raw["swipe_info"] = infos
-    speaker = _dict(turn.record.get("speaker"))
-    if speaker.get("key"):  # a group reply: SillyTavern's fields for its speaker's card
-        key = str(speaker["key"])
-        raw.setdefault("force_avatar", "/thumbnail?type=avatar&file=" + quote(key, safe="!~*'()"))
-        raw.setdefault("original_avatar", key)
     extra = dict(selected["extra"])
     if not _dict(imported.get("swipe_info")):  # no swipe_info in the file: the message's own
         extra = {**_dict(original.get("extra")), **extra}
     return ChatMessage(
-        name=str(original.get("name") or speaker.get("name") or names.character),
+        name=str(original.get("name") or names.character),
         is_user=False,
         mes=message_text(turn.record),
         send_date=selected["send_date"],
         swipes=[message_text(s.record) for s in turn.swipes],
         swipe_id=turn.swipe_id,
         extra=extra,
+        raw=raw,
+    )
+
+
+def _speakers(record: Json) -> list[Json]:
+    """A group round's replies (``{"name", "key", "text"}``), empty for a one-card turn."""
+    speakers = record.get("speakers")
+    return [_dict(s) for s in speakers] if isinstance(speakers, list) else []
+
+
+def _round_messages(turn: TurnData, speakers: list[Json], imported: Json) -> list[ChatMessage]:
+    """A group round as SillyTavern's group chat has it: one message per reply, each with its
+    speaker's name and card; the last carries the round's swipes (and tool outputs)."""
+    originals = imported.get("replies")
+    originals = originals if isinstance(originals, list) else []
+    messages = []
+    for index, speaker in enumerate(speakers[:-1]):
+        original = _dict(originals[index]) if index < len(originals) else {}
+        messages.append(_speaker_message(turn, speaker, original, str(speaker.get("text") or "")))
+    original = _dict(originals[len(speakers) - 1]) if len(originals) >= len(speakers) else {}
+    last = _speaker_message(turn, speakers[-1], original, _round_text(turn.record))
+    date = original.get("send_date")
+    infos = [_swipe_info(turn.number, i, swipe, date) for i, swipe in enumerate(turn.swipes)]
+    last.swipes = [_round_text(s.record) for s in turn.swipes]
+    last.swipe_id = turn.swipe_id
+    last.send_date = infos[turn.swipe_id]["send_date"]
+    last.raw["swipe_info"] = infos
+    if _dict(imported.get("swipe_info")):
+        last.extra = dict(infos[turn.swipe_id]["extra"])
+    else:  # no swipe_info in the file: the message's own extra
+        last.extra = {**last.extra, **infos[turn.swipe_id]["extra"]}
+    return messages + [last]
+
+
+def _round_text(record: Json) -> str:
+    """The last reply's text of a round, with the turn's tool outputs after it."""
+    speakers = _speakers(record)
+    return message_text({**record, "narrative": str(speakers[-1].get("text") or "")})
+
+
+def _speaker_message(turn: TurnData, speaker: Json, original: Json, text: str) -> ChatMessage:
+    key = str(speaker.get("key") or "")
+    raw = {k: v for k, v in original.items() if k not in _MESSAGE_FIELDS}
+    if key:  # SillyTavern's fields for the speaker's card
+        raw.setdefault("force_avatar", "/thumbnail?type=avatar&file=" + quote(key, safe="!~*'()"))
+        raw.setdefault("original_avatar", key)
+    same = original.get("mes") == text and isinstance(original.get("swipes"), list)
+    if same and "swipe_info" in original:
+        raw["swipe_info"] = original["swipe_info"]
+    return ChatMessage(
+        name=str(speaker.get("name") or original.get("name") or ""),
+        is_user=False,
+        mes=text,
+        send_date=original.get("send_date") or st_date(turn.created_at),
+        swipes=[str(t) for t in original["swipes"]] if same else [],
+        swipe_id=int(original.get("swipe_id") or 0) if same else 0,
+        extra=_dict(original.get("extra")),
         raw=raw,
     )
 
