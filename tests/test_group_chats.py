@@ -25,6 +25,7 @@ from narrative_cli.store.group_import import (
     GroupSource,
     import_group_chat,
     import_group_chat_file,
+    scene_text,
 )
 from tests.group_data import CHAT_ID, GROUP_ID, chat_lines, install_group, write_chat
 
@@ -276,3 +277,9 @@ def test_the_cli_refuses_bad_group_input_in_one_line(tmp_path: Path) -> None:
     assert broken.output.splitlines()[0] == (
         f"error: {group_path(root)}: invalid JSON in the group file (line 1, column 14: "
         "Expecting value)")
+
+
+def test_a_rounds_story_is_labelled_as_the_scene_pipeline_labels_it() -> None:
+    speakers = [{"name": "温岚", "text": "嗯。"}, {"name": "Pip", "text": "Hm."}]
+    assert scene_text(speakers, "zh") == "温岚：嗯。\n\nPip：Hm."
+    assert scene_text(speakers, "en") == "温岚: 嗯。\n\nPip: Hm."

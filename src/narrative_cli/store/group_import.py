@@ -60,8 +60,12 @@ class GroupSource:
 
 
 def scene_text(speakers: list[Json], lang: str) -> str:
-    """A round's story for the prompts: each reply under its speaker's name."""
-    form = SCENE_TURN["zh" if lang == "zh" else "en"]
+    """A round's story for the prompts: each reply under its speaker's name, as the scene
+    pipeline writes it (its ``group.scene_turn`` label when the templates have one)."""
+    from narrative_cli.agents.templates import labels
+
+    code = "zh" if lang == "zh" else "en"
+    form = labels(code).get("group.scene_turn", SCENE_TURN[code])
     return "\n\n".join(form.format(name=s["name"], text=s["text"]) for s in speakers)
 
 
