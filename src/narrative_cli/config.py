@@ -26,6 +26,7 @@ from narrative_cli.agents.table import find_agent, known_agents
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
 from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
 from narrative_cli.errors import ConfigError
+from narrative_cli.pricing import ModelPrice, parse_prices
 
 PROVIDERS = ("openai", "anthropic", "local")
 DEFAULT_BASE_URLS = {
@@ -177,6 +178,7 @@ class Settings:
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     lore: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, ModelPrice] = field(default_factory=dict)  # by model id (pricing.py)
     source: str | None = None  # the config file that was read
     profile_forced: bool = False  # a flag or env var chose the profile for every agent
 
@@ -245,7 +247,7 @@ def settings_from_dict(data: Any, where: str) -> Settings:
     """Settings from parsed YAML; ``where`` names the file in messages."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a mapping at the top level")
-    known = {"default_profile", "profiles", "agents", "pipeline", "lore"}
+    known = {"default_profile", "profiles", "agents", "pipeline", "lore", "prices"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{where}: unknown key {key!r} (expected {', '.join(sorted(known))})")
@@ -258,6 +260,7 @@ def settings_from_dict(data: Any, where: str) -> Settings:
     ctx = f"{where}: pipeline"
     settings.pipeline = build(PipelineSettings, _mapping(data.get("pipeline"), ctx), ctx)
     settings.lore = dict(_mapping(data.get("lore"), f"{where}: lore"))
+    settings.prices = parse_prices(data.get("prices"), f"{where}: prices")
     if data.get("default_profile") is not None:
         settings.default_profile = str(data["default_profile"])
     _validate(settings, where)
@@ -555,6 +558,8 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
         "agents": agents,
         "pipeline": dict(vars(settings.pipeline)),
         "lore": settings.lore,
+        **({"prices": {model: vars(price) for model, price in settings.prices.items()}}
+           if settings.prices else {}),
     }
 
 

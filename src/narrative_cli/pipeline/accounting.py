@@ -43,6 +43,7 @@ class AgentUsage:
     cached_tokens: int = 0
     latency_ms: float = 0.0
     estimated: bool = False
+    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (priced apart)
 
     def add_call(self, usage: UsageLike | None, latency_ms: float, failed: bool = False) -> None:
         """Count one call with its usage (None when the call failed before any reply)."""
@@ -53,6 +54,7 @@ class AgentUsage:
             self.prompt_tokens += usage.prompt_tokens
             self.completion_tokens += usage.completion_tokens
             self.cached_tokens += usage.cached_tokens
+            self.cache_write_tokens += getattr(usage, "cache_write_tokens", 0) or 0
             self.estimated = self.estimated or usage.estimated
 
     def add(self, other: AgentUsage) -> None:
@@ -62,6 +64,7 @@ class AgentUsage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_tokens += other.cached_tokens
+        self.cache_write_tokens += other.cache_write_tokens
         self.latency_ms += other.latency_ms
         self.estimated = self.estimated or other.estimated
 
@@ -71,7 +74,12 @@ class AgentUsage:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The stored form; ``cache_write_tokens`` only when there were some, so records of
+        providers without cache writes keep the bytes earlier versions wrote."""
+        data = asdict(self)
+        if not data["cache_write_tokens"]:
+            del data["cache_write_tokens"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentUsage:

@@ -26,6 +26,7 @@ from narrative_cli.errors import (
     TurnCancelled,
     TurnNotSaved,
 )
+from narrative_cli.i18n import has, t
 from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play import reports
@@ -126,6 +127,11 @@ class Dispatcher:
         self.rolls = 0
         self._quit_warned = False
 
+    @property
+    def lang(self) -> str:
+        """The language of what the dispatcher says: the story's."""
+        return self.play.story.lang
+
     # -- entry point -------------------------------------------------------------------------
 
     def handle(self, line: str) -> Outcome:
@@ -143,7 +149,7 @@ class Dispatcher:
         try:
             name, args = parse_command(text)
         except ValueError as exc:
-            self.screen.error(f"cannot read the command: {exc}")
+            self.screen.error(t("msg.bad_command", self.lang, error=exc))
             return Outcome(failed=True, usage_error=True)
         return self.command(name, args)
 
@@ -156,7 +162,8 @@ class Dispatcher:
         name = ALIASES.get(name, name)
         handler: Handler | None = getattr(self, f"cmd_{name}", None)
         if name not in BY_NAME or handler is None:
-            self.screen.error(f"unknown command /{name}", hint="/help lists the commands")
+            self.screen.error(t("msg.unknown_command", self.lang, name=name),
+                              hint=t("msg.unknown_hint", self.lang))
             return Outcome(failed=True, usage_error=True)
         try:
             return handler(args)
@@ -172,7 +179,7 @@ class Dispatcher:
             with self.screen.turn(prefix) as view:
                 result = action(view)
         except TurnCancelled:
-            self.screen.info("Turn cancelled; nothing was saved.")
+            self.screen.info(t("msg.cancelled", self.lang))
             return Outcome(cancelled=True)
         except TurnNotSaved as error:  # shown in full, kept in memory, /retry stores it
             if isinstance(error.result, TurnResult):
@@ -180,7 +187,7 @@ class Dispatcher:
             self.screen.error(error.message, error.hint)
             return Outcome(failed=True)
         except BackendError as error:
-            self.screen.error(error.message, backend_hint(error))
+            self.screen.error(error.message, backend_hint(error, self.lang))
             return Outcome(failed=True)
         except BadInput as error:
             self.screen.error(error.message, error.hint)
@@ -194,8 +201,11 @@ class Dispatcher:
     # -- commands ----------------------------------------------------------------------------
 
     def cmd_help(self, args: list[str]) -> Outcome:
-        rows = [(f"/{c.name} {c.args}".strip(), c.help) for c in COMMANDS]
-        self.screen.table("Commands", ("command", "what it does"), rows)
+        lang = self.lang
+        rows = [(f"/{c.name} {c.args}".strip(), command_help(c, lang)) for c in COMMANDS]
+        headers = (t("help.command", lang), t("help.what", lang))
+        self.screen.table(t("help.title", lang), headers, rows)
+        self.screen.info(t("help.keys", lang))
         return Outcome()
 
     def cmd_state(self, args: list[str]) -> Outcome:
@@ -208,8 +218,9 @@ class Dispatcher:
 
     def cmd_summary(self, args: list[str]) -> Outcome:
         if args:
-            self.show_summary = _on_off(args[0], "/summary")
-            self.screen.info(f"New summary entries: {'shown' if self.show_summary else 'hidden'}.")
+            self.show_summary = _on_off(args[0], "/summary", self.lang)
+            shown = "msg.summary_shown" if self.show_summary else "msg.summary_hidden"
+            self.screen.info(t(shown, self.lang))
             return Outcome()
         self.screen.panel(*reports.summary_text(self.play))
         return Outcome()
@@ -222,10 +233,10 @@ class Dispatcher:
         if args:
             text = "" if args == ["off"] else " ".join(args)
             note = self.play.set_note(text)
-            self.screen.info("Author's Note cleared." if not text else "Author's Note set.")
+            self.screen.info(t("msg.note_set" if text else "msg.note_cleared", self.lang))
         else:
             note = self.play.story.authors_note or AuthorsNote()
-        self.screen.panel(*reports.note_text(note))
+        self.screen.panel(*reports.note_text(note, self.lang))
         return Outcome()
 
     def cmd_tools(self, args: list[str]) -> Outcome:
@@ -239,9 +250,9 @@ class Dispatcher:
         from narrative_cli.tools.dice import DiceError
         from narrative_cli.tools.dice_checks import check
 
-        params = parse_coc(args)
+        params = parse_coc(args, self.lang)
         if params is None:
-            expr, mode, dc = parse_roll(args)
+            expr, mode, dc = parse_roll(args, self.lang)
             params = {"expr": expr, "mode": mode, "dc": dc}
         self.rolls += 1
         rng = new_rng(self.play.story.seed * 1_000_003 + self.rolls)
@@ -257,7 +268,7 @@ class Dispatcher:
         from narrative_cli.play.dice_ledger import session_rolls
 
         if args and args[0] != "reveal" or len(args) > 1:
-            raise BadInput("/dice takes no argument or 'reveal', e.g. /dice reveal")
+            raise BadInput(t("msg.dice_args", self.lang))
         self.screen.dice_ledger(session_rolls(self.play), reveal=bool(args))
         return Outcome()
 
@@ -267,52 +278,56 @@ class Dispatcher:
     def cmd_continue(self, args: list[str]) -> Outcome:
         so_far = self.play.story.history[-1].narrative if self.play.turn else ""
         if not self.play.turn:
-            raise NarrativeError("nothing to continue: the story is at its greeting")
+            raise NarrativeError(t("msg.nothing_to_continue", self.lang))
         return self._turn(lambda view: self.play.continue_(view), prefix=so_far)
 
     def cmd_retry(self, args: list[str]) -> Outcome:
         if self.play.unsaved is not None:
             number = self.play.save_unsaved().number
-            self.screen.info(f"Turn {number} saved.")
+            self.screen.info(t("msg.turn_saved", self.lang, turn=number))
             return Outcome()
         if self.play.failure is None:
-            raise NarrativeError("nothing to retry: the last turn did not fail")
+            raise NarrativeError(t("msg.nothing_to_retry", self.lang))
         return self._turn(lambda view: self.play.retry(view))
 
     def cmd_swipe(self, args: list[str]) -> Outcome:
         if not args:
             self.screen.table(*reports.swipe_rows(self.play))
             return Outcome()
-        index = _number(args[0], "/swipe N")
+        index = _number(args[0], "/swipe N", self.lang)
         state = self.play.swipe(index)
-        self.screen.info(f"Turn {state.number}: reply {index} of {state.swipe_count}.")
+        self.screen.info(
+            t("msg.swiped", self.lang, turn=state.number, index=index, count=state.swipe_count)
+        )
         self.screen.show_last(self.play)
         return Outcome()
 
     def cmd_undo(self, args: list[str]) -> Outcome:
         now = self.play.undo()
-        self.screen.info(f"Undone. The story is back at turn {now}.")
+        self.screen.info(t("msg.undone", self.lang, turn=now))
         self.screen.show_last(self.play)
         return Outcome()
 
     def cmd_branch(self, args: list[str]) -> Outcome:
         new_id = self.play.branch(" ".join(args) or None)
         info = self.play.info()
-        self.screen.info(f"Branched: now playing session {new_id} ({info.name}).")
+        self.screen.info(t("msg.branched", self.lang, session=new_id, name=info.name))
         return Outcome()
 
     def cmd_trace(self, args: list[str]) -> Outcome:
         if not args:
             where = self.play.trace.directory if self.play.trace else None
-            self.screen.info(f"Trace: {'on, writing to ' + str(where) if where else 'off'}.")
+            said = t("msg.trace_on", self.lang, path=where) if where else None
+            self.screen.info(said or t("msg.trace_off", self.lang))
             return Outcome()
-        if _on_off(args[0], "/trace"):
+        if _on_off(args[0], "/trace", self.lang):
             directory = args[1] if len(args) > 1 else str(self.play.default_trace_dir())
             writer = self.play.set_trace(directory)
-            self.screen.info(f"Trace on: writing to {writer.directory if writer else directory}.")
+            path = writer.directory if writer else directory
+            self.screen.info(t("msg.trace_on", self.lang, path=path))
         else:
             self.play.set_trace(None)
-            self.screen.info("Trace off.")
+            self.screen.info(t("msg.trace_off", self.lang))
         return Outcome()
 
     def cmd_cost(self, args: list[str]) -> Outcome:
@@ -323,7 +338,7 @@ class Dispatcher:
     def cmd_mode(self, args: list[str]) -> Outcome:
         if args:
             self.play.set_mode(args[0])
-        self.screen.info(f"Mode: {self.play.mode}.")
+        self.screen.info(t("msg.mode", self.lang, mode=self.play.mode))
         return Outcome()
 
     def cmd_export(self, args: list[str]) -> Outcome:
@@ -332,32 +347,30 @@ class Dispatcher:
         force = "--force" in args
         args = [word for word in args if word != "--force"]
         if not args:
-            raise BadInput(
-                "/export needs a format or a file name, e.g. /export md or /export story.jsonl"
-            )
+            raise BadInput(t("msg.export_needs", self.lang))
         fmt = args[0].lower() if args[0].lower() in FORMATS else None
         rest = args[1:] if fmt else args
         target = " ".join(rest) if rest else str(self.play.default_export_path(str(fmt)))
         count, what = self.play.export(target, fmt, force=force)
-        self.screen.info(f"Wrote {count} {what} to {target}.")
+        self.screen.info(t("msg.exported", self.lang, count=count, what=what, path=target))
         return Outcome()
 
     def cmd_edit(self, args: list[str]) -> Outcome:
         if not self.play.turn:
-            raise NarrativeError("nothing to edit: the story is at its greeting")
+            raise NarrativeError(t("msg.nothing_to_edit", self.lang))
         text = " ".join(args).strip()
         if not text:
             raise BadInput(
-                f"/edit needs the new line; your last one was: {self.play.last_input()}",
-                hint="/edit TEXT replays the last turn with TEXT",
+                t("msg.edit_needs", self.lang, last=self.play.last_input()),
+                hint=t("msg.edit_hint", self.lang),
             )
         return self._turn(lambda view: self.play.edit(text, view))
 
     def cmd_delete(self, args: list[str]) -> Outcome:
         if len(args) != 1:
-            raise BadInput("/delete takes the number of messages, e.g. /delete 2")
-        now = self.play.delete_messages(_number(args[0], "/delete N"))
-        self.screen.info(f"Deleted. The story is back at turn {now}.")
+            raise BadInput(t("msg.delete_args", self.lang))
+        now = self.play.delete_messages(_number(args[0], "/delete N", self.lang))
+        self.screen.info(t("msg.deleted", self.lang, turn=now))
         self.screen.show_last(self.play)
         return Outcome()
 
@@ -366,11 +379,18 @@ class Dispatcher:
         if unsaved is not None and not self._quit_warned:  # say it once; a second /quit goes
             self._quit_warned = True
             self.screen.error(
-                f"turn {unsaved.result.number} is shown but not saved",
-                hint="/retry stores it, /undo drops it; /quit again leaves without it",
+                t("msg.quit_unsaved", self.lang, turn=unsaved.result.number),
+                hint=t("msg.quit_unsaved_hint", self.lang),
             )
             return Outcome(failed=True)
         return Outcome(quit=True)
+
+
+def command_help(command: Command, lang: str) -> str:
+    """A command's one-line help in ``lang`` (``cmd.<name>`` in the catalogs; a command added
+    without catalog lines shows its English ``help``, and the catalog test fails)."""
+    key = f"cmd.{command.name}"
+    return t(key, lang) if has(key, lang) else command.help
 
 
 def parse_command(text: str) -> tuple[str, list[str]]:
@@ -388,7 +408,7 @@ _MODE_WORDS = {
 }
 
 
-def parse_roll(args: list[str]) -> tuple[str, str, str | None]:
+def parse_roll(args: list[str], lang: str = "en") -> tuple[str, str, str | None]:
     """``/roll`` arguments → (expression, mode, dc)."""
     words = iter(args)
     expr: list[str] = []
@@ -406,11 +426,11 @@ def parse_roll(args: list[str]) -> tuple[str, str, str | None]:
         else:
             expr.append(word)
     if not expr:
-        raise BadInput("/roll needs a dice expression, e.g. /roll 1d20+5 dc 15")
+        raise BadInput(t("msg.roll_needs", lang))
     return " ".join(expr), mode, dc
 
 
-def parse_coc(args: list[str]) -> dict[str, Any] | None:
+def parse_coc(args: list[str], lang: str = "en") -> dict[str, Any] | None:
     """``/roll coc 60 hard bonus`` → coc7 check parameters; None when not a CoC roll.
 
     ``bonus`` / ``penalty`` (or 奖励 / 惩罚) each add one die; ``hard`` / ``extreme`` (or 困难 /
@@ -418,7 +438,7 @@ def parse_coc(args: list[str]) -> dict[str, Any] | None:
     if not args or args[0].lower() not in ("coc", "coc7", "克苏鲁"):
         return None
     if len(args) < 2:
-        raise BadInput("/roll coc needs a skill value, e.g. /roll coc 60 hard")
+        raise BadInput(t("msg.coc_needs", lang))
     params: dict[str, Any] = {"system": "coc7", "skill": args[1], "bonus": 0, "penalty": 0}
     for word in args[2:]:
         low = word.lower()
@@ -431,7 +451,7 @@ def parse_coc(args: list[str]) -> dict[str, Any] | None:
         elif low in ("pushed", "push", "孤注一掷"):
             params["pushed"] = True
         else:
-            raise BadInput(f"/roll coc: unknown word {word!r} (hard, extreme, bonus, penalty)")
+            raise BadInput(t("msg.coc_word", lang, word=repr(word)))
     return params
 
 
@@ -450,32 +470,30 @@ def completions(text: str) -> Iterator[str]:
         yield from (choice for choice in found.choices if choice.startswith(rest))
 
 
-def _on_off(word: str, where: str) -> bool:
+def _on_off(word: str, where: str, lang: str = "en") -> bool:
     low = word.lower()
     if low in ("on", "yes", "1", "true"):
         return True
     if low in ("off", "no", "0", "false"):
         return False
-    raise BadInput(f"{where}: expected on or off, got {word!r}")
+    raise BadInput(t("msg.on_off", lang, where=where, word=repr(word)))
 
 
-def _number(word: str, where: str) -> int:
+def _number(word: str, where: str, lang: str = "en") -> int:
     try:
         return int(word)
     except ValueError:
-        raise BadInput(f"{where}: expected a number, got {word!r}") from None
+        raise BadInput(t("msg.number", lang, where=where, word=repr(word))) from None
 
 
-RETRY_HINT = "type /retry to try the same turn again"
-
-
-def backend_hint(error: BackendError) -> str:
+def backend_hint(error: BackendError, lang: str = "en") -> str:
     """The provider's own hint, plus ``/retry`` only when a retry can help.
 
     A refused key, an empty quota, a content filter or a malformed request (401/403/402/400/
     404/422) fails the same way when resent, so ``/retry`` is not offered for them; timeouts,
     dropped connections, rate limits and server errors are transient.
     """
+    retry = t("msg.retry_hint", lang)
     if not error.retryable:
-        return error.hint or "resending the same turn would fail the same way"
-    return f"{error.hint}; {RETRY_HINT}" if error.hint else RETRY_HINT
+        return error.hint or t("msg.no_retry_hint", lang)
+    return f"{error.hint}; {retry}" if error.hint else retry

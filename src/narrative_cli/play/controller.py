@@ -545,9 +545,11 @@ class PlaySession:
         self, path: str | Path, fmt: str | None = None, *, force: bool = False
     ) -> tuple[int, str]:
         """Export the session (``play.exports``: the format from ``fmt`` or the suffix)."""
+        from narrative_cli.play.costs import usage_metadata
         from narrative_cli.play.exports import export_session
 
-        return export_session(self.store, self.session_id, path, fmt, force=force)
+        usage = usage_metadata(self.story.settings, self.backends.model_of, self.account)
+        return export_session(self.store, self.session_id, path, fmt, force=force, usage=usage)
 
     def default_export_path(self, fmt: str) -> Path:
         """Where ``/export FORMAT`` writes without a file name: the session's id and name."""

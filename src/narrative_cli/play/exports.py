@@ -7,7 +7,9 @@ writers refuse the open database and any existing file unless ``force`` is given
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from narrative_cli.errors import BadInput
 from narrative_cli.store import SessionStore
@@ -15,9 +17,11 @@ from narrative_cli.store import SessionStore
 
 def export_session(
     store: SessionStore, session_id: int, path: str | Path, fmt: str | None = None,
-    *, force: bool = False,
+    *, force: bool = False, usage: Mapping[str, Any] | None = None,
 ) -> tuple[int, str]:  # fmt: skip
-    """Write session ``session_id`` to ``path``; how many of what (``turns``/``messages``)."""
+    """Write session ``session_id`` to ``path``; how many of what (``turns``/``messages``).
+    ``usage`` (tokens and money, ``play.costs.usage_metadata``) goes into the json and jsonl
+    exports' metadata."""
     from narrative_cli.play.transcript import write_transcript
     from narrative_cli.store.export import export_json, export_jsonl
 
@@ -25,10 +29,10 @@ def export_session(
     fmt = fmt or target.suffix.lower().lstrip(".")
     try:
         if fmt == "json":
-            return export_json(store, session_id, target, force=force), "turns"
+            return export_json(store, session_id, target, force=force, usage=usage), "turns"
         if fmt in ("md", "txt"):
             return write_transcript(store, session_id, fmt, target, force=force), "messages"
-        return export_jsonl(store, session_id, target, force=force), "messages"
+        return export_jsonl(store, session_id, target, force=force, usage=usage), "messages"
     except OSError as exc:
         raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
 

@@ -8,17 +8,23 @@ screen only lays the data out.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from narrative_cli.domain import AuthorsNote
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.accounting import AgentUsage
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play.controller import PlaySession
 
+if TYPE_CHECKING:
+    from narrative_cli.play.costs import Costs
+
 Table = tuple[str, tuple[str, ...], Sequence[tuple[str, ...]]]
 
 
-def _zh(play: PlaySession) -> bool:
-    return play.story.lang == "zh"
+def _lang(play: PlaySession) -> str:
+    """The language of the story's screens."""
+    return play.story.lang
 
 
 def turn_changes(play: PlaySession, result: TurnResult) -> list[str]:
@@ -39,7 +45,7 @@ def state_text(play: PlaySession) -> tuple[str, str]:
     from narrative_cli.state.engine import GameState, state_summary
     from narrative_cli.state.mvu import mvu_summary
 
-    title = f"{'状态' if _zh(play) else 'State'} ({_turn_word(play)})"
+    title = f"{t('report.state', _lang(play))} ({_turn_word(play)})"
     if play.story.snapshot.mvu:
         return title, mvu_summary(play.story.snapshot.mvu, play.story.lang)
     state = GameState.from_dict(play.story.snapshot.state)
@@ -50,10 +56,9 @@ def vars_text(play: PlaySession) -> tuple[str, str]:
     """``/vars``: the MVU variables (or why there are none)."""
     from narrative_cli.state.mvu import mvu_summary
 
-    title = f"{'变量' if _zh(play) else 'Variables'} ({_turn_word(play)})"
+    title = f"{t('report.vars', _lang(play))} ({_turn_word(play)})"
     if play.story.snapshot.mvu is None and play.story.uses_mvu:
-        note = "（第一轮开始时初始化）" if _zh(play) else "(initialised when the first turn starts)"
-        return title, note
+        return title, t("report.vars_later", _lang(play))
     body = mvu_summary(play.story.snapshot.mvu, play.story.lang)
     return title, body + _rejected_updates(play)
 
@@ -64,7 +69,7 @@ def _rejected_updates(play: PlaySession) -> str:
     rejected = list(last.mvu_rejected) if last is not None else []
     if not rejected:
         return ""
-    head = "本轮被拒绝的变量更新：" if _zh(play) else "Rejected variable updates this turn:"
+    head = t("report.rejected_head", _lang(play))
     lines = [f"✗ {item.patch}\n  → {item.reason}" for item in rejected]
     return "\n\n" + head + "\n" + "\n".join(lines)
 
@@ -74,26 +79,27 @@ def summary_text(play: PlaySession) -> tuple[str, str]:
     from narrative_cli.state.summaries import SummaryStore
 
     store = SummaryStore.from_dict(play.story.snapshot.summaries, play.story.lang)
-    empty = "（尚无故事摘要）" if _zh(play) else "(no summary yet)"
-    return ("摘要" if _zh(play) else "Summary"), store.render() or empty
+    lang = _lang(play)
+    return t("report.summary", lang), store.render() or t("report.no_summary", lang)
 
 
 def lore_rows(play: PlaySession) -> Table:
     """``/lore``: the last turn's entries: activated (where each went and why), then those the
     budget dropped, then the other rejected ones, each with its reason."""
     last = play.last
-    title = f"{'世界书' if _zh(play) else 'Lore'} ({_turn_word(play)})"
-    headers = ("uid", "entry", "status", "route / reason")
+    lang = _lang(play)
+    title = f"{t('report.lore', lang)} ({_turn_word(play)})"
+    headers = tuple(t(f"report.lore_{name}", lang) for name in ("uid", "entry", "status", "reason"))
     if last is None:
         return title, headers, []
     rows = [
-        (_uid(hit.uid), hit.comment, "activated", f"{hit.route}: {hit.reason}")
+        (_uid(hit.uid), hit.comment, t("report.activated", lang), f"{hit.route}: {hit.reason}")
         for hit in last.lore
     ]
     rejected = sorted(last.lore_rejected, key=lambda hit: not _by_budget(hit.reason))
     rows += [
         (_uid(hit.uid), hit.comment,
-         "dropped by budget" if _by_budget(hit.reason) else "rejected", hit.reason)
+         t("report.by_budget" if _by_budget(hit.reason) else "report.rejected", lang), hit.reason)
         for hit in rejected
     ]
     return title, headers, rows
@@ -116,7 +122,10 @@ def tool_rows(play: PlaySession) -> Table:
     if card_describes_checks(play.story) and not any(t.is_dice for t in tools):
         tools.append(builtin_dice_tool())  # offered to the planner: the lore describes checks
     rows = [(tool.name, tool.type, tool.trigger, tool.description) for tool in tools]
-    return ("工具" if _zh(play) else "Tools"), ("name", "type", "trigger", "description"), rows
+    lang = _lang(play)
+    headers = tuple(t(f"report.tool_{name}", lang)
+                    for name in ("name", "type", "trigger", "description"))
+    return t("report.tools", lang), headers, rows
 
 
 def swipe_rows(play: PlaySession) -> Table:
@@ -125,22 +134,36 @@ def swipe_rows(play: PlaySession) -> Table:
         (f"{'*' if swipe.selected else ' '}{swipe.index}", preview(swipe.narrative, 70))
         for swipe in play.swipes()
     ]
-    title = f"{'回复' if _zh(play) else 'Replies'} ({_turn_word(play)})"
-    return title, ("#", "reply"), rows
+    title = f"{t('report.replies', _lang(play))} ({_turn_word(play)})"
+    return title, ("#", t("report.reply", _lang(play))), rows
 
 
 def cost_rows(play: PlaySession) -> Table:
-    """``/cost``: calls, tokens, cached tokens and latency per agent over the session."""
-    rows = [_usage_row(agent, usage) for agent, usage in play.account.agents.items()]
-    rows.append(_usage_row("total", play.account.total()))
-    title = f"{'本会话用量' if _zh(play) else 'Session usage'} ({play.account.turns} turns)"
-    headers = ("agent", "calls", "prompt", "cached", "completion", "latency")
+    """``/cost``: calls, tokens, cached tokens, time and money per agent over the session
+    (the money column only when some agent's model has a price)."""
+    lang = _lang(play)
+    costs = _session_costs(play)
+    priced = costs.total is not None
+    rows = [
+        _usage_row(agent, usage, costs.agents.get(agent) if priced else None, priced)
+        for agent, usage in play.account.agents.items()
+    ]
+    rows.append(_usage_row(t("cost.total", lang), play.account.total(), costs.total, priced))
+    title = t("cost.title", lang, turns=play.account.turns)
+    names = ("agent", "calls", "prompt", "cached", "completion", "latency")
+    headers = tuple(t(f"cost.{name}", lang) for name in names)
+    if priced:
+        headers += (t("cost.money", lang),)
     return title, headers, rows
 
 
-def _usage_row(agent: str, usage: AgentUsage) -> tuple[str, ...]:
+def _usage_row(
+    agent: str, usage: AgentUsage, cost: float | None, priced: bool
+) -> tuple[str, ...]:
+    from narrative_cli.pricing import money
+
     mark = "~" if usage.estimated else ""
-    return (
+    row: tuple[str, ...] = (
         agent,
         str(usage.calls),
         f"{mark}{usage.prompt_tokens:,}",
@@ -148,22 +171,59 @@ def _usage_row(agent: str, usage: AgentUsage) -> tuple[str, ...]:
         f"{mark}{usage.completion_tokens:,}",
         f"{usage.latency_ms / 1000:.1f} s",
     )
+    if priced:
+        row += (money(cost) if cost is not None else "-",)
+    return row
 
 
 def cache_note(play: PlaySession) -> str:
-    """What the prompt cache saved over the session, in tokens and share of prompt tokens."""
+    """What the prompt cache saved over the session, then where the prices come from (or
+    which models have none: tokens only)."""
+    from narrative_cli.pricing import PRICES_DATE
+
+    lang = _lang(play)
     total = play.account.total()
     if not total.prompt_tokens:
-        return "No model calls yet in this session."
+        return t("cost.no_calls", lang)
     fresh = total.prompt_tokens - total.cached_tokens
-    return (
-        f"The cache served {total.cached_tokens:,} of {total.prompt_tokens:,} prompt tokens "
-        f"({total.cache_share:.0%}); {fresh:,} were processed fresh."
-    )
+    lines = [t("cost.cache_note", lang, cached=f"{total.cached_tokens:,}",
+               prompt=f"{total.prompt_tokens:,}", share=f"{total.cache_share:.0%}",
+               fresh=f"{fresh:,}")]  # fmt: skip
+    costs = _session_costs(play)
+    if costs.total is not None:
+        sources = [t("cost.prices_config", lang)] if "config" in costs.sources else []
+        if "table" in costs.sources:
+            sources.append(t("cost.prices_table", lang, date=PRICES_DATE))
+        lines.append(t("cost.session_total", lang, cost=costs.total_text()) + " "
+                     + t("cost.prices", lang, source=", ".join(sources)))  # fmt: skip
+    if costs.unpriced:
+        lines.append(unpriced_note(costs.unpriced, lang))
+    return "\n".join(lines)
+
+
+def unpriced_note(models: Sequence[str], lang: str) -> str:
+    """The one line saying which models have no price (their cost shows as tokens only)."""
+    return t("cost.unpriced", lang, models=", ".join(models))
+
+
+def turn_cost(play: PlaySession, result: TurnResult) -> tuple[str, list[str]]:
+    """The footer's money for one turn (``""`` when no model of the turn has a price) and
+    the models of the turn without a price."""
+    from narrative_cli.play.costs import costs_of
+
+    costs = costs_of(play.story.settings, play.backends.model_of, result.usage.agents)
+    return costs.total_text(), costs.unpriced
+
+
+def _session_costs(play: PlaySession) -> Costs:
+    """The cost of every stored reply of the session so far (``/cost``)."""
+    from narrative_cli.play.costs import costs_of
+
+    return costs_of(play.story.settings, play.backends.model_of, play.account.agents)
 
 
 def _turn_word(play: PlaySession) -> str:
-    return f"第{play.turn}轮" if _zh(play) else f"turn {play.turn}"
+    return t("report.turn", _lang(play), turn=play.turn)
 
 
 def preview(text: str, limit: int = 70) -> str:
@@ -172,16 +232,23 @@ def preview(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_NOTE_PLACES = {0: "after the main prompt", 1: "in the chat", 2: "before the main prompt"}
+_NOTE_PLACES = {0: "report.note_after_main", 1: "report.note_in_chat",
+                2: "report.note_before_main"}  # fmt: skip
 
 
-def note_text(note: AuthorsNote) -> tuple[str, str]:
+def note_text(note: AuthorsNote, lang: str = "en") -> tuple[str, str]:
     """``/note``: the Author's Note and where and how often it is sent."""
+    title = t("report.note", lang)
     if not note.text.strip():
-        return "Author's Note", "(none)  /note TEXT sets one"
-    where = _NOTE_PLACES.get(note.position, f"position {note.position}")
+        return title, t("report.no_note", lang)
+    place = _NOTE_PLACES.get(note.position)
+    where = t(place, lang) if place else t("report.note_position", lang, position=note.position)
     if note.position == 1:
-        where += f" at depth {note.depth} as {note.role}"
-    often = "every turn" if note.interval == 1 else (
-        "never (interval 0)" if note.interval <= 0 else f"every {note.interval} turns")
-    return "Author's Note", f"{note.text.strip()}\n\n[{where}; {often}]"
+        where += t("report.note_depth", lang, depth=note.depth, role=note.role)
+    if note.interval == 1:
+        often = t("report.note_every_turn", lang)
+    elif note.interval <= 0:
+        often = t("report.note_never", lang)
+    else:
+        often = t("report.note_every", lang, interval=note.interval)
+    return title, f"{note.text.strip()}\n\n[{where}; {often}]"

@@ -13,6 +13,7 @@ The JSON dump holds everything: every turn, every swipe, every snapshot.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,20 @@ FORMAT_VERSION = 1
 DUMP_FORMAT = "narrative-cli-session"
 
 
-def session_to_chat(store: SessionStore, session_id: int) -> Chat:
-    """A session as a SillyTavern chat, our state kept under ``chat_metadata.narrative_cli``."""
+def session_to_chat(
+    store: SessionStore, session_id: int, usage: Mapping[str, Any] | None = None
+) -> Chat:
+    """A session as a SillyTavern chat, our state kept under ``chat_metadata.narrative_cli``
+    (with ``usage``, the session's tokens and money, when given)."""
     info = store.session(session_id)
     names = _Names(user=info.user_name or "User", character=_character(info))
     messages: list[ChatMessage] = []
     for turn in store.iter_turns(session_id):
         messages.extend(_turn_messages(turn, names))
-    metadata = {**info.chat_metadata, NAMESPACE: _namespace(store, info)}
+    ours = _namespace(store, info)
+    if usage is not None:
+        ours = {**ours, "usage": dict(usage)}
+    metadata = {**info.chat_metadata, NAMESPACE: ours}
     return Chat(
         user_name=names.user,
         character_name=names.character,
@@ -47,15 +54,16 @@ def session_to_chat(store: SessionStore, session_id: int) -> Chat:
 
 
 def export_jsonl(
-    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False
-) -> int:
+    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False,
+    usage: Mapping[str, Any] | None = None,
+) -> int:  # fmt: skip
     """Write a session as a SillyTavern ``.jsonl`` chat; return the number of messages.
 
     Never over the open database; over an existing file only with ``force``.
     """
     from narrative_cli.load.chats import write_chat
 
-    chat = session_to_chat(store, session_id)
+    chat = session_to_chat(store, session_id, usage)
     # The header: names and create_date for a chat with one character; a group chat's header
     # is SillyTavern 1.18's (chat_metadata, names "unused"), the only one its group loader has.
     variant = "1.18" if is_group_chat(chat) else "1.12"
@@ -68,28 +76,33 @@ def is_group_chat(chat: Chat) -> bool:
     return any("original_avatar" in m.raw for m in chat.messages if not m.is_user)
 
 
-def session_dump(store: SessionStore, session_id: int) -> Json:
-    """Everything about a session as one JSON object: header, turns, swipes, snapshots."""
+def session_dump(
+    store: SessionStore, session_id: int, usage: Mapping[str, Any] | None = None
+) -> Json:
+    """Everything about a session as one JSON object: header, turns, swipes, snapshots (and
+    ``usage``, the session's tokens and money, when given)."""
     info = store.session(session_id)
-    dump: Json = scrub(
-        {
-            "format": DUMP_FORMAT,
-            "version": FORMAT_VERSION,
-            "session": session_header(info),
-            "turns": [_dump_turn(t) for t in store.iter_turns(session_id, snapshots=True)],
-        }
-    )
+    data: Json = {
+        "format": DUMP_FORMAT,
+        "version": FORMAT_VERSION,
+        "session": session_header(info),
+        "turns": [_dump_turn(t) for t in store.iter_turns(session_id, snapshots=True)],
+    }
+    if usage is not None:
+        data["usage"] = dict(usage)
+    dump: Json = scrub(data)
     return dump
 
 
 def export_json(
-    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False
-) -> int:
+    store: SessionStore, session_id: int, path: str | Path, *, force: bool = False,
+    usage: Mapping[str, Any] | None = None,
+) -> int:  # fmt: skip
     """Write the full JSON dump of a session; return the number of turns written (never over
     the open database; over an existing file only with ``force``)."""
     from narrative_cli.load.files import write_text
 
-    dump = session_dump(store, session_id)
+    dump = session_dump(store, session_id, usage)
     text = json.dumps(dump, ensure_ascii=False, indent=1)
     write_text(path, text + "\n", error=ChatFileError, kind="session dump", force=force)
     return len(dump["turns"])

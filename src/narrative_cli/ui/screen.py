@@ -52,6 +52,7 @@ class RichScreen:
         self._prefix = ""
         self._tree: Mapping[str, Any] | None = None
         self._told_interactive = False
+        self._told_unpriced: set[str] = set()
 
     @classmethod
     def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
@@ -128,7 +129,12 @@ class RichScreen:
         unseen = [w for w in result.warnings if w not in view.shown_warnings]
         if unseen:
             self.print(render.warning_lines(unseen))
-        self.print(render.footer(result.usage.total(), self.lang, view.elapsed))
+        cost, unpriced = reports.turn_cost(play, result)
+        self.print(render.footer(result.usage.total(), self.lang, view.elapsed, cost=cost))
+        new = [model for model in unpriced if model not in self._told_unpriced]
+        if new:  # said once per model: its turns show tokens only
+            self._told_unpriced.update(new)
+            self.info(reports.unpriced_note(new, self.lang))
 
     def _after(self, changes: list[str], result: TurnResult, summary: bool) -> None:
         self._revealed(result)
