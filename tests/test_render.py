@@ -118,7 +118,7 @@ def test_status_line_shows_the_stage_in_the_story_language_and_elapsed_time() ->
     line.enter("planning")
     line.enter("tools")
     now[0] = 102.5
-    assert line.text().plain.endswith("工具 · 2.5 s")
+    assert line.text().plain.endswith("工具 · 2.5 秒")
     line.leave("tools")
     assert "规划" in line.text().plain
     assert stage_label("writing", "en") == "Writing" and stage_label("analysis", "zh") == "分析"

@@ -39,7 +39,7 @@ class TerminalFront:
         from narrative_cli.ui.repl import ask_greeting
 
         self.consoles.out.print(greeting_menu(list(greetings), lang))
-        return ask_greeting(len(greetings))
+        return ask_greeting(len(greetings), lang)
 
     def screen(self, play: PlaySession) -> RichScreen:
         return RichScreen.for_play(play, self.consoles)

@@ -24,6 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from narrative_cli import paths
 from narrative_cli.errors import EXIT_OK
+from narrative_cli.i18n import t
 from narrative_cli.play.commands import ALIASES, Dispatcher, completions
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.ui.safe import safe_text
@@ -93,8 +94,9 @@ def toolbar_text(play: PlaySession) -> str:
     total = play.account.total()
     tokens = total.prompt_tokens + total.completion_tokens
     return safe_text(
-        f" session {play.session_id} · turn {play.turn} · {play.model_name()} · {play.mode}"
-        f" · {tokens:,} tokens ({total.cache_share:.0%} cached) "
+        t("toolbar", play.story.lang, session=play.session_id, turn=play.turn,
+          model=play.model_name(), mode=play.mode, tokens=f"{tokens:,}",
+          share=f"{total.cache_share:.0%}")
     )
 
 
@@ -132,16 +134,16 @@ def run_repl(dispatcher: Dispatcher) -> int:
     return EXIT_OK
 
 
-def ask_greeting(count: int) -> int:
+def ask_greeting(count: int, lang: str = "en") -> int:
     """Ask which of ``count`` greetings to start with (Enter: 0)."""
     session: PromptSession[str] = PromptSession()
     while True:
         try:
-            answer = session.prompt(f"Greeting [0-{count - 1}, Enter for 0]: ").strip()
+            answer = session.prompt(t("greeting.prompt", lang, last=count - 1)).strip()
         except (EOFError, KeyboardInterrupt):
             raise KeyboardInterrupt from None
         if not answer:
             return 0
         if answer.isdigit() and int(answer) < count:
             return int(answer)
-        print(f"Type a greeting number from 0 to {count - 1}, or press Enter for 0.")
+        print(t("greeting.again", lang, last=count - 1))

@@ -33,6 +33,7 @@ from rich.text import Text
 
 from narrative_cli.agents.table import stage as stage_spec
 from narrative_cli.agents.table import streaming_agents
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.events import (
     CallFinished,
     CallRetrying,
@@ -95,7 +96,8 @@ class StatusLine:
         stages = self.stages
         stage = stage_label(stages[-1], self.lang) if stages else "…"
         note = f" · {self.note}" if self.note else ""
-        return Text(f"{frame} {stage} · {elapsed:.1f} s{note}", style="status")
+        seconds = t("footer.seconds", self.lang, seconds=f"{elapsed:.1f}")
+        return Text(f"{frame} {stage} · {seconds}{note}", style="status")
 
     def __rich__(self) -> Text:
         return self.text()
@@ -237,10 +239,8 @@ class TurnView:
     def _retrying(self, event: CallRetrying) -> None:
         """Show a retry: on stderr in line mode, above the live region and in the status."""
         line = retry_line(event, self.lang)
-        self.status.note = (
-            f"重试 {event.attempt + 1}/{event.attempts}" if self.lang == "zh"
-            else f"retry {event.attempt + 1}/{event.attempts}"
-        )
+        self.status.note = t("status.retry", self.lang, attempt=event.attempt + 1,
+                             attempts=event.attempts)  # fmt: skip
         if self._live is not None:
             self._print(Text(f"! {line}", style="warn"))
             return
@@ -324,11 +324,8 @@ def retry_line(event: CallRetrying, lang: str) -> str:
     """``writing: attempt 1/3 failed (reason); retrying in 0.5 s`` in the story's language."""
     reason = safe_text(event.reason)
     agent = stage_label(event.agent, lang)
-    if lang == "zh":
-        return (f"{agent}：第 {event.attempt}/{event.attempts} 次尝试失败（{reason}），"
-                f"{event.wait_s:.1f} 秒后重试")
-    return (f"{agent}: attempt {event.attempt}/{event.attempts} failed ({reason});"
-            f" retrying in {event.wait_s:.1f} s")
+    return t("status.retry_line", lang, agent=agent, attempt=event.attempt,
+             attempts=event.attempts, reason=reason, wait=f"{event.wait_s:.1f}")
 
 
 def _tail(pieces: list[str], limit: int) -> str:
