@@ -112,9 +112,10 @@ class NarrativeCommand(_Localized, TyperCommand):
             elif (record := param.get_help_record(ctx)) is not None:
                 base = getattr(param, "help", None)
                 options.append((record[0], _record_help(record[1], base, lang)))
-        for title, rows in (("cli.arguments", arguments), ("cli.options", options)):
+        titled = ((t("cli.arguments", lang), arguments), (t("cli.options", lang), options))
+        for title, rows in titled:
             if rows:
-                with formatter.section(t(title, lang)):
+                with formatter.section(title):
                     formatter.write_dl(rows)
 
 

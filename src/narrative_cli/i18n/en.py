@@ -11,7 +11,6 @@ MESSAGES: dict[str, str] = {
     "label.language": "language",
     "label.outputs": "After the turn",
     "label.changes": "State",
-    "label.rejected": "rejected",
     "label.summary": "Summary",
     "label.no_changes": "no state changes",
     "label.tool": "Tool",

@@ -11,7 +11,6 @@ MESSAGES: dict[str, str] = {
     "label.language": "语言",
     "label.outputs": "回合后输出",
     "label.changes": "状态",
-    "label.rejected": "已拒绝",
     "label.summary": "摘要",
     "label.no_changes": "状态无变化",
     "label.tool": "工具",

@@ -219,8 +219,9 @@ class Dispatcher:
     def cmd_summary(self, args: list[str]) -> Outcome:
         if args:
             self.show_summary = _on_off(args[0], "/summary", self.lang)
-            shown = "msg.summary_shown" if self.show_summary else "msg.summary_hidden"
-            self.screen.info(t(shown, self.lang))
+            self.screen.info(
+                t("msg.summary_shown" if self.show_summary else "msg.summary_hidden", self.lang)
+            )
             return Outcome()
         self.screen.panel(*reports.summary_text(self.play))
         return Outcome()

@@ -145,10 +145,11 @@ def cost_rows(play: PlaySession) -> Table:
     costs = _session_costs(play)
     priced = costs.total is not None
     rows = [
-        _usage_row(agent, usage, costs.agents.get(agent) if priced else None, priced)
+        _usage_row(agent, usage, costs.agents.get(agent) if priced else None, priced, lang)
         for agent, usage in play.account.agents.items()
     ]
-    rows.append(_usage_row(t("cost.total", lang), play.account.total(), costs.total, priced))
+    total = play.account.total()
+    rows.append(_usage_row(t("cost.total", lang), total, costs.total, priced, lang))
     title = t("cost.title", lang, turns=play.account.turns)
     names = ("agent", "calls", "prompt", "cached", "completion", "latency")
     headers = tuple(t(f"cost.{name}", lang) for name in names)
@@ -158,7 +159,7 @@ def cost_rows(play: PlaySession) -> Table:
 
 
 def _usage_row(
-    agent: str, usage: AgentUsage, cost: float | None, priced: bool
+    agent: str, usage: AgentUsage, cost: float | None, priced: bool, lang: str
 ) -> tuple[str, ...]:
     from narrative_cli.pricing import money
 
@@ -169,7 +170,7 @@ def _usage_row(
         f"{mark}{usage.prompt_tokens:,}",
         f"{usage.cached_tokens:,} ({usage.cache_share:.0%})",
         f"{mark}{usage.completion_tokens:,}",
-        f"{usage.latency_ms / 1000:.1f} s",
+        t("footer.seconds", lang, seconds=f"{usage.latency_ms / 1000:.1f}"),
     )
     if priced:
         row += (money(cost) if cost is not None else "-",)

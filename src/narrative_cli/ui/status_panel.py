@@ -20,10 +20,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from narrative_cli.i18n import t
 from narrative_cli.state.mvu import has_descriptions
 from narrative_cli.ui.safe import safe_text
 
-TITLE = {"zh": "状态", "en": "Status"}
 MAX_VALUE = 120  # characters of one value before it is cut
 
 
@@ -44,7 +44,7 @@ def status_panel(
             plain.append((key, value))
     if plain:
         sections.insert(0, _grid(plain, before, before is not None, 0))
-    title = TITLE["zh" if lang == "zh" else "en"]
+    title = t("label.status", lang)
     return Panel(Group(*sections), title=title, title_align="left", border_style="cyan")
 
 
