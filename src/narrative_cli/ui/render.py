@@ -10,10 +10,11 @@ markup: a card field ``[bold red]`` prints as written. Labels are in the story's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -243,11 +244,61 @@ def text_panel(title: str, body: str) -> Panel:
     return Panel(shown, title=safe_markup(title), title_align="left", expand=False)
 
 
-def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
-    """A simple table of text rows (lore, tools, swipes, cost, help)."""
+def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> RowsView:
+    """A simple table of text rows (lore, tools, swipes, cost, help) that holds at narrow
+    widths (``RowsView``)."""
+    return RowsView(title, headers, rows)
+
+
+def grid_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """The rows as a bordered table."""
     table = Table(title=safe_markup(title), title_justify="left")
     for header in headers:
         table.add_column(safe_markup(header), overflow="fold")
     for row in rows:
         table.add_row(*(safe_markup(cell) for cell in row))
     return table
+
+
+WIDE = 100  # from this many columns a table is always drawn as a table
+
+
+class RowsView:
+    """Rows drawn as a table when it fits (or the terminal is wide), else stacked: each row's
+    first cell on its own line, the other cells under it, indented, as ``header value`` parts
+    broken between parts (a two-column row shows its second cell alone). At 60 columns a
+    seven-column ``/cost`` or the long ``/help`` lines stay readable instead of being folded
+    into one-word columns."""
+
+    def __init__(
+        self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
+    ) -> None:
+        self.title = title
+        self.headers = list(headers)
+        self.rows = [list(row) for row in rows]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.measure import Measurement
+
+        table = grid_table(self.title, self.headers, self.rows)
+        width = options.max_width
+        natural = Measurement.get(console, options.update_width(10_000), table).maximum
+        if width >= WIDE or natural <= width:
+            yield table
+            return
+        yield Text(safe_text(self.title), style="table.title")
+        for row in self.rows:
+            yield from self._stacked(row, width)
+
+    def _stacked(self, row: Sequence[str], width: int) -> Iterator[RenderableType]:
+        head, rest = (row[0], row[1:]) if row else ("", [])
+        yield Text(safe_text(head), style="bold")
+        if len(self.headers) == 2:
+            parts = [cell for cell in rest if cell]
+        else:
+            parts = [f"{label} {cell}" for label, cell in zip(self.headers[1:], rest, strict=False)
+                     if cell]  # fmt: skip
+        if parts:
+            yield Padding(Packed(parts), (0, 0, 0, 2))
+
+
