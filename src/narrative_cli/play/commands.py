@@ -201,11 +201,8 @@ class Dispatcher:
     # -- commands ----------------------------------------------------------------------------
 
     def cmd_help(self, args: list[str]) -> Outcome:
-        lang = self.lang
-        rows = [(f"/{c.name} {c.args}".strip(), command_help(c, lang)) for c in COMMANDS]
-        headers = (t("help.command", lang), t("help.what", lang))
-        self.screen.table(t("help.title", lang), headers, rows)
-        self.screen.info(t("help.keys", lang))
+        self.screen.table(*help_table(self.lang))
+        self.screen.info(t("help.keys", self.lang))
         return Outcome()
 
     def cmd_state(self, args: list[str]) -> Outcome:
@@ -385,6 +382,12 @@ class Dispatcher:
             )
             return Outcome(failed=True)
         return Outcome(quit=True)
+
+
+def help_table(lang: str) -> tuple[str, tuple[str, str], list[tuple[str, str]]]:
+    """``/help``: the title, the headers and one row per command, in ``lang``."""
+    rows = [(f"/{c.name} {c.args}".strip(), command_help(c, lang)) for c in COMMANDS]
+    return t("help.title", lang), (t("help.command", lang), t("help.what", lang)), rows
 
 
 def command_help(command: Command, lang: str) -> str:

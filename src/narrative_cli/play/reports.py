@@ -7,7 +7,7 @@ screen only lays the data out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from narrative_cli.domain import AuthorsNote
@@ -141,21 +141,30 @@ def swipe_rows(play: PlaySession) -> Table:
 def cost_rows(play: PlaySession) -> Table:
     """``/cost``: calls, tokens, cached tokens, time and money per agent over the session
     (the money column only when some agent's model has a price)."""
-    lang = _lang(play)
-    costs = _session_costs(play)
-    priced = costs.total is not None
+    account = play.account
+    return usage_table(account.agents, account.turns, _session_costs(play), _lang(play))
+
+
+def usage_table(
+    agents: Mapping[str, AgentUsage], turns: int, costs: Costs | None, lang: str
+) -> Table:
+    """The ``/cost`` table of ``agents``' usage over ``turns`` turns, with ``costs``' money."""
+    from narrative_cli.pipeline.accounting import SessionAccount
+
+    priced = costs is not None and costs.total is not None
+    per_agent = costs.agents if costs is not None else {}
     rows = [
-        _usage_row(agent, usage, costs.agents.get(agent) if priced else None, priced, lang)
-        for agent, usage in play.account.agents.items()
+        _usage_row(agent, usage, per_agent.get(agent), priced, lang)
+        for agent, usage in agents.items()
     ]
-    total = play.account.total()
-    rows.append(_usage_row(t("cost.total", lang), total, costs.total, priced, lang))
-    title = t("cost.title", lang, turns=play.account.turns)
+    total = SessionAccount(turns, dict(agents)).total()
+    total_cost = costs.total if costs is not None else None
+    rows.append(_usage_row(t("cost.total", lang), total, total_cost, priced, lang))
     names = ("agent", "calls", "prompt", "cached", "completion", "latency")
     headers = tuple(t(f"cost.{name}", lang) for name in names)
     if priced:
         headers += (t("cost.money", lang),)
-    return title, headers, rows
+    return t("cost.title", lang, turns=turns), headers, rows
 
 
 def _usage_row(

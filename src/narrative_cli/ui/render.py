@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.panel import Panel
@@ -60,14 +61,36 @@ def header_facts(
     ]
 
 
-def greeting_menu(greetings: Sequence[str], lang: str, width: int = 70) -> Table:
-    """The card's greetings, numbered, each as a one-line preview."""
-    table = Table(title=t("label.greetings", lang), title_justify="left", show_header=False)
-    table.add_column(justify="right", style="bold", no_wrap=True)
-    table.add_column(overflow="ellipsis", no_wrap=True, max_width=width)
-    for index, text in enumerate(greetings):
-        table.add_row(str(index), safe_markup(preview(text, width)))
-    return table
+def greeting_menu(greetings: Sequence[str], lang: str, width: int = 70) -> GreetingMenu:
+    """The card's greetings, numbered, each as a one-line preview of at most ``width`` cells
+    (fewer on a narrow terminal: the menu never runs past the edge)."""
+    return GreetingMenu(greetings, lang, width)
+
+
+class GreetingMenu:
+    """The greeting menu, its previews cut to the width it is drawn at (CJK counted as two
+    cells)."""
+
+    def __init__(self, greetings: Sequence[str], lang: str, width: int) -> None:
+        self.greetings = list(greetings)
+        self.lang = lang
+        self.width = width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.cells import set_cell_size
+
+        digits = len(str(max(len(self.greetings) - 1, 0)))
+        room = max(min(self.width, options.max_width - digits - 7), 8)  # borders and padding
+        table = Table(title=t("label.greetings", self.lang), title_justify="left",
+                      show_header=False)  # fmt: skip
+        table.add_column(justify="right", style="bold", no_wrap=True, min_width=digits)
+        table.add_column(no_wrap=True)
+        for index, text in enumerate(self.greetings):
+            flat = " ".join(safe_text(text).split())
+            if cell_len(flat) > room:
+                flat = set_cell_size(flat, room - 1).rstrip() + "…"
+            table.add_row(str(index), Text(flat))
+        yield table
 
 
 def preview(text: str, limit: int = 70) -> str:
