@@ -259,3 +259,26 @@ def test_unused_keys_do_not_pile_up() -> None:
     assert unused == [], unused
 
 
+
+
+# -- an imported Chinese chat ------------------------------------------------------------------
+
+def test_an_imported_chinese_chat_shows_chinese_state_labels(tmp_path: Path) -> None:
+    from narrative_cli.cli.app import app
+    from narrative_cli.pipeline.story import Snapshot
+    from narrative_cli.state.engine import GameState, state_summary
+
+    chat = tmp_path / "雾港.jsonl"
+    lines = [{"user_name": "林舟", "character_name": "阿澜", "chat_metadata": {}},
+             {"name": "阿澜", "is_user": False, "mes": "雾这么大，渡船还肯开？"},
+             {"name": "林舟", "is_user": True, "mes": "我问阿澜，渡船明天还开吗？"},
+             {"name": "阿澜", "is_user": False, "mes": "开，老周从不误点。"}]  # fmt: skip
+    chat.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), "utf-8")
+    card = SAMPLES / "fog-harbor-zh.json"
+    done = CliRunner().invoke(app, ["sessions", "import", str(chat), "--card", str(card)])
+    assert done.exit_code == 0, done.output
+    with SessionStore() as store:
+        snapshot = Snapshot.from_dict(store.resume(1).snapshot)
+    summary = state_summary(GameState.from_dict(snapshot.state), "zh")
+    assert "起点" in summary and "Start" not in summary
+    assert snapshot.summaries["lang"] == "zh"

@@ -252,11 +252,12 @@ def content_hash(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def fresh_snapshots(seed: int) -> SnapshotFactory:
-    """Snapshots with nothing tracked yet (the pipeline's turn-0 snapshot) dated turn n."""
+def fresh_snapshots(seed: int, lang: str = "en") -> SnapshotFactory:
+    """Snapshots with nothing tracked yet (the pipeline's turn-0 snapshot, in the card's
+    language: a Chinese card's state starts at 起点, not Start) dated turn n."""
     from narrative_cli.pipeline.story import initial_snapshot
 
-    base = initial_snapshot(seed)
+    base = initial_snapshot(seed, lang)
     return lambda number: replace(base, turn=number).to_dict()
 
 
@@ -272,6 +273,7 @@ def import_chat_file(
     from narrative_cli.load.cards import parse_card_bytes
     from narrative_cli.load.chats import load_chat
     from narrative_cli.load.files import MAX_CARD_BYTES, read_bytes
+    from narrative_cli.load.language import card_language
 
     data = read_bytes(card_path, limit=MAX_CARD_BYTES, error=CardError, kind="card")
     card = parse_card_bytes(data, str(card_path), Path(card_path).suffix)
@@ -287,7 +289,7 @@ def import_chat_file(
         name=name or Path(chat_path).stem,
         card_path=str(Path(card_path).resolve()),
         card_hash=content_hash(data),
-        snapshot_for=fresh_snapshots(seed),
+        snapshot_for=fresh_snapshots(seed, card_language(card)),
         seed=seed,
     )
     result.warnings[:0] = [f"{chat_path}: {problem}; skipped" for problem in chat.problems]
