@@ -47,7 +47,8 @@ _CLEARED_PREFIXES = ("NARRATIVE_", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_", "OPENRO
 
 @pytest.fixture(autouse=True)
 def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own NARRATIVE_HOME and no provider keys or NARRATIVE_* settings."""
+    """Every test gets its own NARRATIVE_HOME, no provider keys or NARRATIVE_* settings, and
+    a neutral locale."""
     for name in list(os.environ):
         if name.startswith(_CLEARED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
@@ -56,6 +57,9 @@ def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("NARRATIVE_HOME", str(home))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LANG", "C.UTF-8")  # the locale picks the UI language (i18n): English
+    for name in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
     return home
 
 

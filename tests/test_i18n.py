@@ -282,3 +282,19 @@ def test_an_imported_chinese_chat_shows_chinese_state_labels(tmp_path: Path) -> 
     summary = state_summary(GameState.from_dict(snapshot.state), "zh")
     assert "起点" in summary and "Start" not in summary
     assert snapshot.summaries["lang"] == "zh"
+
+
+def test_command_line_errors_speak_the_locale(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    missing = str(tmp_path / "nope.png")
+    env = {**__import__("os").environ, "LANG": "zh_CN.UTF-8", "LC_ALL": "",
+           "PYTHONPATH": str(ROOT / "src")}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "narrative_cli", "inspect", missing],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("错误：")
+    env["LANG"] = "en_US.UTF-8"
+    done = subprocess.run([sys.executable, "-m", "narrative_cli", "inspect", missing],
+                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("error: ")

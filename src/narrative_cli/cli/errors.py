@@ -1,5 +1,6 @@
 """The one place that turns a NarrativeError into what the user sees: one or two plain lines
-on stderr and the error's exit code (``--debug`` lets the traceback through instead)."""
+on stderr and the error's exit code (``--debug`` lets the traceback through instead). The
+``error:`` / ``hint:`` words follow ``--lang``, else the locale (``错误：`` / ``提示：``)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ options = {"debug": False}  # set by the root callback from --debug
 def report_error(error: NarrativeError) -> None:
     """Print a NarrativeError as one or two plain lines on stderr, control sequences removed
     (messages quote provider replies and file contents)."""
+    from narrative_cli.i18n import help_lang, t
     from narrative_cli.ui.safe import safe_text  # here, not at import: --help stays light
 
-    sys.stderr.write(f"error: {safe_text(error.message)}\n")
+    lang = help_lang(sys.argv[1:])  # no story yet: --lang, else the locale
+    sys.stderr.write(f"{t('error.prefix', lang)}{safe_text(error.message)}\n")
     if error.hint:
-        sys.stderr.write(f"hint: {safe_text(error.hint)}\n")
+        sys.stderr.write(f"{t('hint.prefix', lang)}{safe_text(error.hint)}\n")
 
 
 @contextmanager
