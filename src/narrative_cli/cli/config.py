@@ -51,7 +51,14 @@ pipeline:
   authors_note_role: system     # system | user | assistant
   worldbook_source: auto        # auto | card | world
   mode: auto                    # auto | serial | merged | parallel
-  lang: auto                    # auto | zh | en
+  lang: auto                    # auto | zh | en (screens and prompts; auto: the card's)
+
+# Prices in US dollars per million tokens, by model id, for the cost in the footer, /cost and
+# exports. Common models have dated list prices built in (docs/prices.md); a model with
+# neither shows tokens only. cache_read and cache_write default to input.
+# prices:
+#   deepseek-chat: {input: 0.27, output: 1.10, cache_read: 0.07}
+#   my-model: {input: 1.0, output: 2.0, cache_read: 0.25, cache_write: 1.25}
 """
 
 
