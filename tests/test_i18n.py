@@ -162,7 +162,9 @@ def _words(*texts: str) -> set[str]:
     return set(WORD.findall(" ".join(texts)))
 
 
-def test_a_chinese_story_shows_no_english_ui_words(chinese: tuple[Any, ...]) -> None:
+def test_a_chinese_story_shows_no_english_ui_words(
+    chinese: tuple[Any, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from narrative_cli.agents.table import known_agents
     from narrative_cli.load.language import card_text
 

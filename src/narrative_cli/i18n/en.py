@@ -94,6 +94,8 @@ MESSAGES: dict[str, str] = {
     "msg.export_needs": "/export needs a format or a file name, e.g. /export md or"
                         " /export story.jsonl",
     "msg.exported": "Wrote {count} {what} to {path}.",
+    "export.turns": "turns",
+    "export.messages": "messages",
     "msg.nothing_to_edit": "nothing to edit: the story is at its greeting",
     "msg.edit_needs": "/edit needs the new line; your last one was: {last}",
     "msg.edit_hint": "/edit TEXT replays the last turn with TEXT",

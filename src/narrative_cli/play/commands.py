@@ -350,6 +350,7 @@ class Dispatcher:
         rest = args[1:] if fmt else args
         target = " ".join(rest) if rest else str(self.play.default_export_path(str(fmt)))
         count, what = self.play.export(target, fmt, force=force)
+        what = t("export.turns" if what == "turns" else "export.messages", self.lang)
         self.screen.info(t("msg.exported", self.lang, count=count, what=what, path=target))
         return Outcome()
 
