@@ -77,7 +77,8 @@ def test_the_chinese_repl_at_60_columns(
     assert "/swipe [N]\n  列出上一轮的回复" in shown  # stacked: one command per block
     term.type("/cost")
     term.keys("Enter")
-    cost = term.wait_for(lambda s: s.count("中设置）") == 2 and at_prompt(s.split("本会话用量")[-1]),
+    note = "中设置）"  # the unpriced note: once after the first turn, once under /cost
+    cost = term.wait_for(lambda s: s.count(note) == 2 and at_prompt(s.split("本会话用量")[-1]),
                          "/cost and the prompt")  # fmt: skip
     assert all(cell_len(line.rstrip()) <= 60 for line in cost.splitlines())
     assert "合计" in cost and "代理" in cost and " 秒 │" in cost
