@@ -150,6 +150,14 @@ HELP: dict[str, str] = {
     "Import a SillyTavern chat as a new session (continue it with `narrative run --resume`).":
         "把酒馆聊天导入为新会话（用 `narrative run --resume` 继续）。",
     "A SillyTavern chat (.jsonl).": "酒馆聊天（.jsonl）。",
+    "Import a SillyTavern chat, or a group's chat, as a new session.":
+        "把酒馆聊天或群聊导入为新会话。",
+    "Continue it with `narrative run --resume`.": "用 `narrative run --resume` 继续。",
+    "A SillyTavern chat (.jsonl); with --group, default: its open chat.":
+        "酒馆聊天（.jsonl）；使用 --group 时默认为群组当前打开的聊天。",
+    "A SillyTavern group file (or a group's name, with --st-data): FILE is its chat.":
+        "酒馆群组文件（配合 --st-data 时也可以是群组名）：FILE 是它的聊天。",
+    "SillyTavern's user data folder, for --group.": "酒馆的用户数据文件夹，供 --group 使用。",
     "The card the chat was played with.": "该聊天所用的角色卡。",
     "Name (default: FILE).": "名称（默认：FILE）。",
     "Seed for dice and rolls.": "掷骰的随机种子。",
