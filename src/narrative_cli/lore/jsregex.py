@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import regex
-
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 JS_TRIM_CHARS = (
     "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -155,6 +153,8 @@ def compile_js(body: str, flags: str) -> JsRegex:
     problem = js_syntax_error(body, flags)
     if problem is not None:
         raise JsSyntaxError(f"is not a JavaScript regex ({problem})")
+    import regex  # here, not at the top: a card without regex keys never needs it
+
     python = translate(body, flags)
     options = regex.V0 | (regex.IGNORECASE if "i" in flags else 0)
     try:
@@ -290,6 +290,8 @@ def _common_escape(body: str, i: int, flags: str) -> tuple[str, int]:
         return nxt, i + 2  # JS reads an unknown letter escape as the letter itself
     if nxt.isascii() and not nxt.isalnum():
         return "\\" + nxt, i + 2
+    import regex
+
     return regex.escape(nxt), i + 2
 
 
