@@ -105,13 +105,7 @@ class JsRegex:
         return any(mark in python for mark in _SPANNING) or "\x01" in python
 
     def search(self, text: str) -> bool:
-        """True when the regex matches ``text``; RegexTimeout when it runs out of time.
-
-        A text holding none of the ``alternatives`` cannot match: a few substring tests
-        (C speed) spare most searches of a long scan text (benchmarks/lore.py)."""
-        alternatives = self.alternatives
-        if alternatives and not any(alternative in text for alternative in alternatives):
-            return False
+        """True when the regex matches ``text``; RegexTimeout when it runs out of time."""
         try:
             if "y" in self.flags:
                 return self.pattern.match(text, timeout=TIME_LIMIT) is not None

@@ -75,6 +75,17 @@ class Key:
         return found
 
     @cached_property
+    def choices(self) -> tuple[str, ...]:
+        """Strings one of which every match of a regex key contains (for ProbeIndex, looked up
+        in the exact text); empty when unknown. Spares most searches of the scan text."""
+        if self.problem or self.regex is None:
+            return ()
+        found = self.regex.alternatives
+        if any(_MARKER in choice or "\n" in choice for choice in found):
+            return ()
+        return found
+
+    @cached_property
     def probe_lower(self) -> bool:
         """Whether the probes are looked up in the lower-cased text."""
         return self.lower if self.regex is None else "i" in self.regex.flags
