@@ -4,7 +4,9 @@ Synthetic Chinese world: 2-4 character keys, 5 % regex keys, a third of the entr
 secondary keys, contents that mention other entries' keys (so recursion runs), scanned against
 20 turns of Chinese text (40 messages). The baseline is the naive per-entry loop (each key
 searched in the text on its own, one pass, no recursion), timed in the same process.
-Timings are medians; "cold" clears the per-text memo so the text is scanned from scratch.
+Timings are medians; "cold" clears the per-text memo so the text is scanned from scratch;
+"cold cpu" is the cold pass's CPU time, which a loaded machine inflates less than wall time.
+To compare two versions on a noisy machine, use ``benchmarks/lore_ab.py``.
 
     python benchmarks/lore.py [--repeat N] [--sizes 500,5000,50000]
 """
@@ -90,12 +92,19 @@ def naive_pass(entries: list[LoreEntry], text: str) -> int:
 
 
 def median_ms(run: Callable[[], object], repeat: int) -> float:
-    times = []
+    return median_wall_cpu_ms(run, repeat)[0]
+
+
+def median_wall_cpu_ms(run: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU (process) milliseconds: on a loaded machine the wall time grows
+    with the waiting, the CPU time much less."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         run()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        walls.append((time.perf_counter() - start) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def bench(size: int, repeat: int) -> dict[str, float]:
@@ -115,10 +124,12 @@ def bench(size: int, repeat: int) -> dict[str, float]:
         return activate(index, history=history, user_input=user_input, settings=settings)
 
     result = activate(index, history=history, user_input=user_input, settings=settings)
+    cold_ms, cold_cpu_ms = median_wall_cpu_ms(cold, repeat)
     return {
         "entries": size,
         "index_ms": build_ms,
-        "cold_ms": median_ms(cold, repeat),
+        "cold_ms": cold_ms,
+        "cold_cpu_ms": cold_cpu_ms,
         "warm_ms": median_ms(warm, repeat),
         "naive_ms": median_ms(lambda: naive_pass(entries, text), max(3, repeat // 4)),
         "activated": len(result.activated),
@@ -134,12 +145,13 @@ def main() -> None:
     args = parser.parse_args()
     rows = [bench(int(size), args.repeat) for size in args.sizes.split(",")]
     print(
-        f"{'entries':>8} {'index ms':>9} {'cold ms':>8} {'warm ms':>8} {'naive ms':>9} "
-        f"{'naive/cold':>10} {'active':>6} {'steps':>5}"
+        f"{'entries':>8} {'index ms':>9} {'cold ms':>8} {'cold cpu':>8} {'warm ms':>8} "
+        f"{'naive ms':>9} {'naive/cold':>10} {'active':>6} {'steps':>5}"
     )
     for row in rows:
         print(
             f"{row['entries']:>8} {row['index_ms']:>9.1f} {row['cold_ms']:>8.2f} "
+            f"{row['cold_cpu_ms']:>8.2f} "
             f"{row['warm_ms']:>8.2f} {row['naive_ms']:>9.2f} "
             f"{row['naive_ms'] / row['cold_ms']:>9.1f}x {row['activated']:>6} {row['steps']:>5}"
         )

@@ -9,6 +9,8 @@ it that row is skipped and said so.
 
 The code measured is whatever ``import narrative_cli`` finds: set ``PYTHONPATH`` to measure a
 worktree's ``src`` (the script puts this checkout's ``src`` first when ``PYTHONPATH`` is unset).
+``--base SRC`` also runs each ``narrative`` command on another checkout's ``src`` in the same
+rounds, so a before/after comparison shares the machine's load.
 Every command runs with bytecode caches (in a temporary ``PYTHONPYCACHEPREFIX``), as an
 installed package does, even where ``PYTHONDONTWRITEBYTECODE`` is set. Wall time is the goal;
 CPU time is printed beside it because it barely moves when other processes load the machine.
@@ -51,8 +53,9 @@ def llm_command() -> list[str] | None:
     return [found, "--help"] if found else None
 
 
-def commands() -> dict[str, list[str]]:
-    """What is timed, in the order each round runs it."""
+def commands(base: str | None = None) -> dict[str, list[str]]:
+    """What is timed, in the order each round runs it; with ``base`` (another checkout's
+    ``src``), each ``narrative`` command also runs on that code, as ``… (base)``."""
     table = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import typer": [sys.executable, "-c", "import typer"],  # any Typer CLI's floor
@@ -64,10 +67,24 @@ def commands() -> dict[str, list[str]]:
         "narrative lore test": narrative("lore", "test", CARD, "text"),
         "narrative inspect": narrative("inspect", CARD),
     }
+    if base is not None:
+        for name in [name for name in table if name.startswith("narrative ")]:
+            table[f"{name} (base)"] = [*ENV_MARK, base, *table[name]]
     llm = llm_command()
     if llm is not None:
         table["llm --help"] = llm
     return table
+
+
+ENV_MARK = ("--pythonpath",)  # a command starting so runs with PYTHONPATH set to what follows
+
+
+def split_env(command: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The command and its environment (``ENV_MARK`` PATH … runs with ``PYTHONPATH=PATH``)."""
+    if command[: len(ENV_MARK)] == list(ENV_MARK):
+        path = command[len(ENV_MARK)]
+        return command[len(ENV_MARK) + 1 :], dict(env, PYTHONPATH=path)
+    return command, env
 
 
 def environment(cache: str) -> dict[str, str]:
@@ -83,6 +100,7 @@ def environment(cache: str) -> dict[str, str]:
 def time_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU (user + system) seconds of one run; a failing command stops the benchmark.
     CPU time hardly grows when other processes load the machine; wall time does."""
+    command, env = split_env(command, env)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -94,9 +112,9 @@ def time_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def measure(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+def measure(repeats: int, base: str | None = None) -> tuple[dict[str, float], dict[str, float]]:
     """Median wall and CPU seconds per command, the commands alternating round by round."""
-    table = commands()
+    table = commands(base)
     with tempfile.TemporaryDirectory(prefix="narrative-startup-") as cache:
         env = environment(cache)
         for command in table.values():  # warm the file cache and write the .pyc files
@@ -125,10 +143,10 @@ def report(medians: dict[str, float], cpu: dict[str, float]) -> None:
     bare = medians["python -c pass"]
     llm = medians.get("llm --help")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
-    print(f"{'command':<24} {'wall s':>7} {'x python':>9} {'x llm':>7} {'cpu s':>7}")
+    print(f"{'command':<31} {'wall s':>7} {'x python':>9} {'x llm':>7} {'cpu s':>7}")
     for name, value in medians.items():
         versus_llm = f"{value / llm:7.2f}" if llm else f"{'-':>7}"
-        print(f"{name:<24} {value:7.3f} {value / bare:9.1f} {versus_llm} {cpu[name]:7.3f}")
+        print(f"{name:<31} {value:7.3f} {value / bare:9.1f} {versus_llm} {cpu[name]:7.3f}")
     if llm is None:
         print("llm --help: skipped (llm is not installed: pip install llm)")
     else:
@@ -143,8 +161,11 @@ def report(medians: dict[str, float], cpu: dict[str, float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="rounds (default 15)")
+    parser.add_argument(
+        "--base", metavar="SRC", help="another checkout's src: its commands run too, as (base)"
+    )
     args = parser.parse_args()
-    report(*measure(args.repeats))
+    report(*measure(args.repeats, args.base))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,11 @@ command, shell completion, and no heavy module loaded just to print help."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -128,3 +130,61 @@ def test_a_group_without_a_command_prints_its_help(args: list[str], shown: str) 
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and shown in done.stdout and "Usage: " in done.stdout
+
+
+# What the start-up goals' commands (#12 item 7: run --help, lore test, inspect) must not load
+# for a card that does not use the feature: the application's other stages, HTTP, the REPL,
+# the JavaScript sandbox (templates, regex scripts), the ``regex`` module (regex lore keys),
+# MVU and YAML (``[initvar]`` entries). Typer's own pydantic is the one thing they cannot avoid.
+NOT_FOR_A_PLAIN_CARD = ("httpx", "prompt_toolkit", "yaml", "quickjs", "regex",
+                        "narrative_cli.pipeline", "narrative_cli.store", "narrative_cli.backends",
+                        "narrative_cli.state", "narrative_cli.tools", "narrative_cli.replay",
+                        "narrative_cli.play.controller", "narrative_cli.regex")  # fmt: skip
+
+
+def plain_card(folder: Path) -> Path:
+    """A card with a lorebook (a plain key and a constant entry) and nothing else."""
+    entries = [
+        {"id": 0, "keys": ["lamp"], "content": "The lamp is old.", "comment": "lamp",
+         "enabled": True, "insertion_order": 100, "extensions": {}},
+        {"id": 1, "keys": [], "content": "Fog every night.", "comment": "fog", "constant": True,
+         "enabled": True, "insertion_order": 101, "extensions": {}},
+    ]  # fmt: skip
+    data = {"name": "Keeper", "description": "Keeps the lamp.", "first_mes": "Hello.",
+            "character_book": {"name": "Harbour", "entries": entries}}  # fmt: skip
+    path = folder / "plain.json"
+    path.write_text(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0", "data": data}))
+    return path
+
+
+def test_lore_test_loads_only_the_lore_engine_and_the_renderer(tmp_path: Path) -> None:
+    card = str(plain_card(tmp_path))
+    modules = imported_by("lore", "test", card, "I trim the lamp")
+    assert "narrative_cli.lore.engine" in modules and "rich" in modules  # it ran and drew
+    assert heavy(modules, NOT_FOR_A_PLAIN_CARD) == []
+    as_json = imported_by("lore", "test", card, "I trim the lamp", "--json")
+    assert "narrative_cli.lore.engine" in as_json
+    assert heavy(as_json, NOT_FOR_A_PLAIN_CARD + ("rich",)) == []  # JSON needs no renderer
+
+
+def test_regex_keys_load_the_regex_module_only_when_a_card_has_them(tmp_path: Path) -> None:
+    card = plain_card(tmp_path)
+    data = json.loads(card.read_text())
+    data["data"]["character_book"]["entries"][0]["keys"] = ["/la+mp/i"]
+    card.write_text(json.dumps(data))
+    modules = imported_by("lore", "test", str(card), "I trim the LAAMP", "--json")
+    assert "regex" in modules  # the lazy import is still reached when it is needed
+
+
+def test_inspect_loads_no_other_stage_and_no_sandbox_for_a_plain_card(tmp_path: Path) -> None:
+    modules = imported_by("inspect", str(plain_card(tmp_path)))
+    assert "narrative_cli.play.inspect" in modules and "rich" in modules
+    assert heavy(modules, NOT_FOR_A_PLAIN_CARD + ("narrative_cli.lore.engine",)) == []
+
+
+def test_inspect_loads_mvu_and_the_sandbox_when_the_card_uses_them() -> None:
+    modules = imported_by("inspect", str(ROOT / "sample_cards" / "lantern-keeper.png"), "--json")
+    assert {"narrative_cli.state.mvu_init", "quickjs"} <= modules  # [initvar], regex scripts
+    others = ("httpx", "prompt_toolkit", "rich", "narrative_cli.pipeline", "narrative_cli.store",
+              "narrative_cli.play.controller")  # fmt: skip
+    assert heavy(modules, others) == []

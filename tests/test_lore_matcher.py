@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from narrative_cli.lore.jsregex import RegexTimeout, required_literals, split_key
-from narrative_cli.lore.matcher import ProbeIndex, compile_key, key_matches, substitute_names
+from narrative_cli.lore.jsregex import (
+    RegexKeyError,
+    RegexTimeout,
+    compile_js,
+    required_alternatives,
+    required_literals,
+    split_key,
+)
+from narrative_cli.lore.matcher import (
+    ProbeIndex,
+    compile_key,
+    key_matches,
+    pair_codes,
+    substitute_names,
+)
 
 M = "\x01"  # SillyTavern's message-start marker in scan text
 
@@ -166,6 +181,65 @@ def test_split_key_and_required_literals() -> None:
     assert required_literals("(?:艾琳|莉莉)丝的剑") == ("丝的剑",)
     assert required_literals("x|y") == ()
     assert required_literals("ab?cd+e") == ("cd", "a", "e")
+
+
+# Characters that stress the pair reading: Latin, CJK, emoji and a CJK extension B character
+# (outside the BMP: two UTF-16 units), and lone surrogates (bad JSON can carry them).
+ALPHABET = st.sampled_from(["a", "b", "村", "长", "老", "😀", "\U00020000", "\ud83d", "\ude00"])
+WORDS = st.text(ALPHABET, min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=12), st.text(ALPHABET, max_size=40))
+@example(["😀村", "村😀", "长老"], "长老😀村😀")
+@example(["\ud83d\ude00", "村\ud83d"], "村\ud83d\ude00")  # lone surrogates, not an emoji
+def test_probe_index_finds_exactly_the_strings_a_substring_test_finds(
+    probes: list[str], text: str
+) -> None:
+    index = ProbeIndex(probes)
+    assert index.scan(text) == {probe for probe in probes if probe in text}
+
+
+def test_every_adjacent_pair_is_read_once_whatever_the_length() -> None:
+    for size in range(6):
+        text = "村长老ab"[:size]
+        assert len(list(pair_codes(text) or [])) == max(size - 1, 0)
+    assert pair_codes("a😀") is None  # outside the BMP: read pair by pair instead
+
+
+def test_required_alternatives_spell_out_small_classes() -> None:
+    assert required_alternatives("金[表质]") == ("金表", "金质")
+    assert required_alternatives("魏[产个]好或") == ("魏产好或", "魏个好或")
+    assert required_alternatives("ab+c") == ("ab",)
+    assert required_alternatives("a[^b]c") == ("a",)  # a negated class is no choice of three
+    assert required_alternatives("x|y") == ()
+    assert len(required_alternatives("[ab][cd][ef][gh]x")) == 8  # capped: the longest run kept
+    assert compile_js("金[表质]", "").search("金表") and not compile_js("金[表质]", "").search("金")
+    assert compile_js("金[表质]", "i").alternatives == ()  # case folding: not spelled out
+
+
+ATOMS = st.sampled_from(["a", "b", "金", "表", "[ab]", "[金表]", "[^a]", ".", "\\b", "^", "$",
+                         "(?:a|b)", "(?=a)", "(b)", "\\1", "\\.", "[]", "-", "x"])  # fmt: skip
+QUANTIFIERS = st.sampled_from(["", "", "", "?", "*", "+", "{2}", "{0,1}", "+?"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(ATOMS, QUANTIFIERS), min_size=1, max_size=6),
+    st.text(st.sampled_from(["a", "b", "金", "表", ".", "x", "\n", "-"]), max_size=12),
+    st.sampled_from(["", "m", "s", "y", "u"]),
+)
+def test_a_text_without_the_alternatives_never_matches(
+    atoms: list[tuple[str, str]], text: str, flags: str
+) -> None:
+    body = "".join(atom + quantifier for atom, quantifier in atoms)
+    try:
+        compiled = compile_js(body, flags)
+    except RegexKeyError:
+        return  # JavaScript refuses it: a plain key, never searched as a regex
+    matched = (compiled.pattern.match if "y" in flags else compiled.pattern.search)(text)
+    if matched is not None and compiled.alternatives:
+        assert any(alternative in text for alternative in compiled.alternatives), body
 
 
 def test_probe_index_finds_overlapping_and_single_character_keys() -> None:

@@ -81,7 +81,13 @@ def build_app(commands: tuple[str, ...] = tuple(COMMAND_MODULES)) -> typer.Typer
     return built
 
 
-app = build_app()  # every command: for help, completion and tests
+def __getattr__(name: str) -> typer.Typer:
+    """``app`` (every command: for help, completion and tests) is built on first use, so
+    that running one command does not build the fifteen others."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = globals()["app"] = build_app()
+    return built
 
 
 def app_for(argv: list[str]) -> typer.Typer:
@@ -90,7 +96,7 @@ def app_for(argv: list[str]) -> typer.Typer:
     the start-up. The whole app for anything else (help, completion, a mistyped command)."""
     words = [word for word in argv if word not in ROOT_FLAGS]
     if not words or words[0] not in COMMAND_MODULES or "_NARRATIVE_COMPLETE" in os.environ:
-        return app
+        return build_app()
     return build_app((words[0],))
 
 

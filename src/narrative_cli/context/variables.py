@@ -10,9 +10,8 @@ import html
 import json
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
-
-import yaml
 
 Variables = dict[str, Any]
 
@@ -125,11 +124,18 @@ def as_json(value: Any) -> str:
     return json.dumps(public(value), ensure_ascii=False)
 
 
-class _IndentedDumper(yaml.SafeDumper):
-    """Lists indented under their key, as the ``yaml`` package TavernHelper uses writes them."""
+@cache
+def _indented_dumper() -> type[Any]:
+    """A YAML dumper indenting lists under their key, as the ``yaml`` package TavernHelper
+    uses writes them. Built on first use: YAML is only imported by a card that asks for it
+    (``inspect`` and ``lore test`` load this module)."""
+    import yaml
 
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
+    class IndentedDumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)
+
+    return IndentedDumper
 
 
 def as_yaml(value: Any, indent: int = 0) -> str:
@@ -137,7 +143,9 @@ def as_yaml(value: Any, indent: int = 0) -> str:
     continuation lines are indented by ``indent`` (the width of the text before the macro)."""
     if isinstance(value, str):
         return value
-    text = yaml.dump(public(value), Dumper=_IndentedDumper, allow_unicode=True, sort_keys=False,
-                     default_flow_style=False)
+    import yaml
+
+    text = yaml.dump(public(value), Dumper=_indented_dumper(), allow_unicode=True,
+                     sort_keys=False, default_flow_style=False)
     text = str(text).removesuffix("\n...\n").rstrip("\n")
     return text.replace("\n", "\n" + " " * indent) if indent else text

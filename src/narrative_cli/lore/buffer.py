@@ -109,6 +109,7 @@ def scan_pieces(index: ProbeIndex, pieces: Sequence[str], lower: bool) -> set[st
     found: set[str] = set()
     if not len(index):
         return found
+    scan = index.scan_lower if lower else index.scan
     for piece in pieces:
-        found.update(index.scan(piece.lower() if lower else piece))
+        found.update(scan(piece))
     return found

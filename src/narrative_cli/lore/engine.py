@@ -340,6 +340,9 @@ class Rules:
         ):
             return False
         if key.regex is not None:
+            choices = key.choices  # none of them anywhere in the text: it cannot match
+            if choices and not any(choice in seen for choice in choices):
+                return False
             return key.regex.search(text)
         if key.whole_word:
             return find_word(lowered if key.lower else text, key.text)

@@ -125,6 +125,7 @@ def build_index(
     for item in prepared:
         for key in item.primary + [key for key in item.secondary if key is not None]:
             probes.extend(key.probes)
+            probes.extend(key.choices)
         for key in item.primary:
             if key.probes:  # the longest: every match contains it
                 by_probe.setdefault((key.probe_lower, key.probes[0]), []).append(item.rank)

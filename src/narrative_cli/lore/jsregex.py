@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import regex
-
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 JS_TRIM_CHARS = (
     "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -94,6 +92,7 @@ class JsRegex:
     flags: str
     pattern: Any  # regex.Pattern[str]
     literals: tuple[str, ...]  # substrings every match contains (none when unknown)
+    alternatives: tuple[str, ...] = ()  # every match contains one of them (none: unknown)
 
     @property
     def key(self) -> str:
@@ -155,13 +154,16 @@ def compile_js(body: str, flags: str) -> JsRegex:
     problem = js_syntax_error(body, flags)
     if problem is not None:
         raise JsSyntaxError(f"is not a JavaScript regex ({problem})")
+    import regex  # here, not at the top: a card without regex keys never needs it
+
     python = translate(body, flags)
     options = regex.V0 | (regex.IGNORECASE if "i" in flags else 0)
     try:
         pattern = regex.compile(python, options)
     except (regex.error, OverflowError, RecursionError) as exc:
         raise RegexKeyError(f"is not supported here: {exc}") from None
-    return JsRegex(body, flags, pattern, _probe_literals(body, flags))
+    alternatives = required_alternatives(body) if "i" not in flags else ()
+    return JsRegex(body, flags, pattern, _probe_literals(body, flags), alternatives)
 
 
 def _probe_literals(body: str, flags: str) -> tuple[str, ...]:
@@ -290,6 +292,8 @@ def _common_escape(body: str, i: int, flags: str) -> tuple[str, int]:
         return nxt, i + 2  # JS reads an unknown letter escape as the letter itself
     if nxt.isascii() and not nxt.isalnum():
         return "\\" + nxt, i + 2
+    import regex
+
     return regex.escape(nxt), i + 2
 
 
@@ -428,6 +432,60 @@ def required_literals(body: str) -> tuple[str, ...]:
     runs.append("".join(current))
     unique = dict.fromkeys(run for run in runs if run)
     return tuple(sorted(unique, key=len, reverse=True))
+
+
+def required_alternatives(body: str, limit: int = 8) -> tuple[str, ...]:
+    """Strings one of which every match of ``body`` (without the ``i`` flag) contains: the
+    longest run of literal characters and small character classes (``[表质]``), spelled out,
+    at most ``limit`` spellings. ``/金[表质]/`` gives ``金表``, ``金质`` where
+    ``required_literals`` only knows ``金``. Conservative like it: none when unsure."""
+    if _INLINE_FLAGS.search(body) or _top_level_alternation(body):
+        return ()
+    runs: list[list[str]] = []
+    current = [""]
+    i, n = 0, len(body)
+    while i < n:
+        choices, i = _choice_atom(body, i)
+        optional = _OPTIONAL.match(body, i)
+        repeated = _REPEAT.match(body, i)
+        quantifier = optional or repeated
+        if quantifier is not None:
+            i = quantifier.end()
+            lazy = _LAZY.match(body, i)
+            i = lazy.end() if lazy else i
+        if choices is None or optional is not None:
+            runs.append(current)
+            current = [""]
+            continue
+        spelled = [start + choice for start in current for choice in choices]
+        if len(spelled) > limit:
+            runs.append(current)
+            spelled = list(choices)
+        current = spelled
+        if repeated is not None:  # once for sure; what follows need not be next to it
+            runs.append(current)
+            current = [""]
+    runs.append(current)
+    best = max(runs, key=lambda spellings: min(len(spelling) for spelling in spellings))
+    return tuple(dict.fromkeys(best)) if best[0] else ()
+
+
+def _choice_atom(body: str, i: int) -> tuple[tuple[str, ...] | None, int]:
+    """The characters the atom at ``i`` can match, when it is a literal or a class of a few
+    plain characters (None for anything else), and the index after the atom."""
+    if body[i] != "[":
+        char, after = _literal_atom(body, i)
+        return ((char,) if char is not None else None), after
+    after = _skip_class(body, i)
+    inside = body[i + 1 : after - 1]
+    plain = all(
+        char.isprintable() and not char.isspace() and char not in "\\^-[]"
+        and not "\ud800" <= char <= "\udfff" and char <= "\uffff"
+        for char in inside
+    )  # fmt: skip
+    if not inside or not plain or len(inside) > 4 or after > len(body) or body[after - 1] != "]":
+        return None, after
+    return tuple(dict.fromkeys(inside)), after
 
 
 def _literal_atom(body: str, i: int) -> tuple[str | None, int]:

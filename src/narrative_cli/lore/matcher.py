@@ -14,10 +14,13 @@ character pairs instead of one substring search per key.
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from narrative_cli.lore.jsregex import (
     JS_TRIM_CHARS,
@@ -33,6 +36,7 @@ _JS_SPACE = re.compile(f"[{JS_WHITESPACE}]")
 _ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")
 _MACRO = re.compile(r"\{\{\s*(user|char)\s*\}\}|<(USER|BOT|CHAR)>", re.IGNORECASE)
 _MARKER = "\x01"  # SillyTavern's message-start marker in the scan text
+_UNITS = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, for "I"
 
 
 def substitute_names(text: str, user: str, char: str) -> str:
@@ -59,9 +63,10 @@ class Key:
     problem: str = ""  # why a /regex/ key was refused; such a key never matches
     note: str = ""  # a /…/ key JavaScript cannot compile: plain text, as in SillyTavern
 
-    @property
+    @cached_property
     def probes(self) -> tuple[str, ...]:
-        """Strings every match contains (for ProbeIndex); empty when the key must be tested."""
+        """Strings every match contains (for ProbeIndex); empty when the key must be tested.
+        Computed once: the scan asks for every candidate key in every pass."""
         if self.problem:
             return ()
         found = self.regex.literals if self.regex is not None else (self.text,)
@@ -69,7 +74,18 @@ class Key:
             return ()
         return found
 
-    @property
+    @cached_property
+    def choices(self) -> tuple[str, ...]:
+        """Strings one of which every match of a regex key contains (for ProbeIndex, looked up
+        in the exact text); empty when unknown. Spares most searches of the scan text."""
+        if self.problem or self.regex is None:
+            return ()
+        found = self.regex.alternatives
+        if any(_MARKER in choice or "\n" in choice for choice in found):
+            return ()
+        return found
+
+    @cached_property
     def probe_lower(self) -> bool:
         """Whether the probes are looked up in the lower-cased text."""
         return self.lower if self.regex is None else "i" in self.regex.flags
@@ -151,8 +167,15 @@ class ProbeIndex:
                 self.by_pair.setdefault((probe[0], probe[1]), []).append(probe)
         self.singles = frozenset(singles)
         self.pairs: frozenset[tuple[str, str]] = frozenset(self.by_pair)
+        self.by_code: dict[int, list[str]] = {}  # the same groups, by pair_code (BMP pairs)
+        for (first, second), group in self.by_pair.items():
+            code = pair_code(first + second)
+            if code is not None:
+                self.by_code[code] = group
+        self.codes = frozenset(self.by_code)
         self.size = len(self.singles) + sum(len(group) for group in self.by_pair.values())
         self._memo: dict[str, frozenset[str]] = {}
+        self._memo_lower: dict[str, frozenset[str]] = {}
 
     def __len__(self) -> int:
         return self.size
@@ -162,11 +185,10 @@ class ProbeIndex:
         known = self._memo.get(text)
         if known is not None:
             return known
-        found = set(self.singles.intersection(text)) if self.singles else set()
+        found = self._singles_in(text)
         if self.by_pair and len(text) > 1:
-            by_pair = self.by_pair
-            for pair in self.pairs.intersection(zip(text, text[1:], strict=False)):
-                for probe in by_pair[pair]:
+            for group in self._pair_groups(text):
+                for probe in group:
                     if len(probe) == 2 or probe in text:
                         found.add(probe)
         result = frozenset(found)
@@ -175,6 +197,62 @@ class ProbeIndex:
         self._memo[text] = result
         return result
 
+    def _pair_groups(self, text: str) -> list[list[str]]:
+        """The groups of strings whose first two characters occur side by side in ``text``.
+
+        A text of BMP characters only (every Chinese, Japanese and Korean text without emoji)
+        is read as 32-bit numbers, one per adjacent pair, straight from its UTF-16 bytes: about
+        3.5 times faster than building a tuple per pair, and no pair of it can start a string
+        holding a character outside the BMP. Other texts are read pair by pair."""
+        codes = pair_codes(text)
+        if codes is not None:
+            by_code = self.by_code
+            return [by_code[code] for code in self.codes.intersection(codes)]
+        by_pair = self.by_pair
+        pairs = zip(text, text[1:], strict=False)
+        return [by_pair[pair] for pair in self.pairs.intersection(pairs)]
+
+    def _singles_in(self, text: str) -> set[str]:
+        """The one-character strings in ``text``: a substring test each while there are few
+        (C-speed, about six times cheaper per string than the intersection is per character
+        of text, which makes a new string object for every non-Latin-1 character)."""
+        singles = self.singles
+        if len(singles) * 6 < len(text):
+            return {char for char in singles if char in text}
+        return set(singles.intersection(text))
+
+    def scan_lower(self, text: str) -> frozenset[str]:
+        """``scan(text.lower())``, memoized by ``text`` itself: the scan asks again for the same
+        pieces pass after pass, and lower-casing them anew each time (a new string, hashed and
+        compared again) cost more than the lookups."""
+        known = self._memo_lower.get(text)
+        if known is None:
+            known = self.scan(text.lower())
+            if len(self._memo_lower) >= self._MEMO_LIMIT:
+                self._memo_lower.clear()
+            self._memo_lower[text] = known
+        return known
+
     def clear_memo(self) -> None:
         """Forget memoized texts (benchmarks use it to measure cold scans)."""
         self._memo.clear()
+        self._memo_lower.clear()
+
+
+def pair_code(pair: str) -> int | None:
+    """The number ``pair_codes`` reads for a two-character string; None outside the BMP."""
+    data = pair.encode(_UNITS, "surrogatepass")
+    return memoryview(data).cast("I")[0] if len(data) == 4 else None
+
+
+def pair_codes(text: str) -> Iterator[int] | None:
+    """One number per adjacent character pair of ``text`` (two UTF-16 units read as one
+    unsigned 32-bit integer, at every even and then every odd unit), or None when ``text``
+    holds a character outside the BMP (a surrogate pair would split it)."""
+    data = text.encode(_UNITS, "surrogatepass")
+    if len(data) != 2 * len(text):
+        return None
+    view = memoryview(data)
+    even = len(data) // 4 * 4
+    odd = (len(data) - 2) // 4 * 4
+    return itertools.chain(view[:even].cast("I"), view[2 : 2 + odd].cast("I"))

@@ -16,6 +16,7 @@ each one gets a route and a stated reason, shown by ``inspect`` and ``lore test`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from narrative_cli.domain import (
@@ -120,3 +121,14 @@ def classify(entry: LoreEntry) -> Route:
         name = entry.outlet_name or "(unnamed)"
         return Route(OUTLET, f"outlet {name}: only where {{{{outlet::{name}}}}} appears")
     return Route(UNROUTED, f"unknown position {position}")
+
+
+def is_initvar(entry: LoreEntry) -> bool:
+    """MVU's test: the comment contains ``[initvar]`` in any case. Here, not in
+    ``state.mvu_init`` (which re-exports it), so that ``inspect`` can ask without loading MVU."""
+    return "[initvar]" in (entry.comment or "").lower()
+
+
+def initvar_entries(entries: Sequence[LoreEntry]) -> list[LoreEntry]:
+    """Every ``[InitVar]`` entry, enabled or not, in lore order."""
+    return [entry for entry in entries if is_initvar(entry)]

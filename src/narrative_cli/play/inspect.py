@@ -17,7 +17,7 @@ from typing import Any
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
 from narrative_cli.load import card_language, select_lore
 from narrative_cli.lore.routed import routes_for
-from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL
+from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, initvar_entries
 from narrative_cli.play.inspect_scripts import helper_rows, regex_rows
 from narrative_cli.safetext import loads
 from narrative_cli.tokens import estimate_tokens
@@ -119,8 +119,6 @@ def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
 def _mvu(card: Card, entries: list[LoreEntry], routed: list[tuple[LoreEntry, str, str]]
          ) -> dict[str, Any]:
     """MVU as a session would start it: detected or not, the variables after greeting 0."""
-    from narrative_cli.state.mvu_init import initialise, initvar_entries
-
     found = initvar_entries(entries)
     report: dict[str, Any] = {
         "initvar": [_initvar_row(e, b) for e, b, r in routed if r == INITVAR],
@@ -128,6 +126,8 @@ def _mvu(card: Card, entries: list[LoreEntry], routed: list[tuple[LoreEntry, str
         "detected": bool(found), "variables": None, "problems": [], "notes": [],
     }
     if found:
+        from narrative_cli.state.mvu_init import initialise  # MVU and YAML: only when used
+
         greeting = card.greetings[0] if card.greetings else ""
         result = initialise(entries, greeting, char=card.name, lang=card_language(card))
         report["variables"] = result.data.stat_data
@@ -197,14 +197,16 @@ def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict
     """Unknown macros and the texts holding EJS templates, with what will not run."""
     from narrative_cli.context.macro_scan import card_sources, scan
     from narrative_cli.context.macros import env_for, expand
-    from narrative_cli.tools.templates import syntax_errors
-
     sources = dict(card_sources(card, entries, preset))
     report = scan(sources.items(), entries)
     rows = [t.to_dict() for t in report.templates]
     env = env_for(card)  # macros run before templates (<user> in template code is a name)
     texts = [expand(sources[str(row["where"])], env) for row in rows]
-    errors = syntax_errors(texts) if rows else []
+    errors: list[str | None] = []
+    if rows:  # the template sandbox (QuickJS) loads only for a card that has templates
+        from narrative_cli.tools.templates import syntax_errors
+
+        errors = syntax_errors(texts)
     for row, error in zip(rows, errors, strict=True):
         row["error"] = error or ""
     return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],

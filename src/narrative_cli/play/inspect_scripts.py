@@ -30,9 +30,12 @@ def regex_rows(card: Card) -> list[dict[str, Any]]:
     """One row per regex script: its flags, any problem, and where it ``runs`` here."""
     from narrative_cli.load import regex_scripts
     from narrative_cli.load.regex import split_find_regex
-    from narrative_cli.regex.quickjs_run import JsScript, pattern_errors
 
     scripts = regex_scripts(card)
+    if not scripts:
+        return []  # no need for the JavaScript sandbox (QuickJS) then
+    from narrative_cli.regex.quickjs_run import JsScript, pattern_errors
+
     checks = [JsScript(s.script_name, *split_find_regex(s.find_regex), "") for s in scripts]
     refused = pattern_errors([c for s, c in zip(scripts, checks, strict=True) if s.find_regex])
     usable = [s for s in scripts if s.find_regex]

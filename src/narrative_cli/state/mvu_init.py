@@ -28,6 +28,7 @@ from typing import Any
 
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import LorebookError
+from narrative_cli.lore.routing import initvar_entries, is_initvar
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
 from narrative_cli.state.initvar import read_initvar
 from narrative_cli.state.mvu_paths import merge_replacing_arrays
@@ -57,16 +58,6 @@ class InitResult:
     problems: list[str] = field(default_factory=list)
     greeting_update: UpdateResult | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def is_initvar(entry: LoreEntry) -> bool:
-    """MVU's test: the comment contains ``[initvar]`` in any case."""
-    return "[initvar]" in (entry.comment or "").lower()
-
-
-def initvar_entries(entries: Sequence[LoreEntry]) -> list[LoreEntry]:
-    """Every ``[InitVar]`` entry, enabled or not, in lore order."""
-    return [entry for entry in entries if is_initvar(entry)]
 
 
 def initialise(

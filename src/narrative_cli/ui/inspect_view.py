@@ -118,11 +118,11 @@ def _tools_view(report: dict[str, Any]) -> Any:
 
 
 def _mvu_lines(report: dict[str, Any]) -> list[str]:
-    from narrative_cli.state.mvu import mvu_summary
-
     mvu = report["mvu"]
     lines = []
     if mvu.get("detected"):
+        from narrative_cli.state.mvu import mvu_summary  # MVU loads only for an MVU card
+
         hidden = sum(1 for row in mvu["initvar"] if row["disabled"])
         lines.append(f"MVU detected: {len(mvu['initvar'])} [InitVar] entries ({hidden} disabled; "
                      "MagVarUpdate reads them enabled or not, and they never reach a prompt)")
