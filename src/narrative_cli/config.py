@@ -124,6 +124,9 @@ class PipelineSettings:
     authors_note_depth: int = 4
     authors_note_role: str = "system"
     worldbook_source: str = "auto"
+    # Global regex scripts (SillyTavern's own, not a card's): exported script files, run
+    # before the card's scripts as SillyTavern runs them.
+    regex_scripts: list[str] = field(default_factory=list)
     mode: str = "auto"
     lang: str = "auto"
     seed: int | None = None
@@ -498,7 +501,8 @@ def _coerce(value: Any, annotation: str, where: str, text: bool) -> Any:
         raise ConfigError(f"{where}: expected {_NAMES.get(kind, kind)}, got {value!r}") from None
 
 
-_NAMES = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text"}
+_NAMES = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text",
+          "list[str]": "a list of texts"}
 
 
 def _convert(value: Any, kind: str, text: bool) -> Any:

@@ -10,7 +10,8 @@ The folder is ``data/<user>/`` of an install (``default-user`` for most people):
   and the globally selected worlds (``world_info_settings.world_info.globalSelect``);
 - :func:`lore_settings` gives the ``world_info_*`` settings of ``settings.json``;
 - :func:`preset_path` finds a preset of ``OpenAI Settings/`` by name, and
-  :func:`selected_preset` names the one selected in ``settings.json``.
+  :func:`selected_preset` names the one selected in ``settings.json``;
+- :func:`global_regex` reads the global regex scripts (``extension_settings.regex``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import Card
+from narrative_cli.domain import Card, RegexScript
 from narrative_cli.errors import BadInput, CardError, ConfigError
 from narrative_cli.load import files
 from narrative_cli.load.cards import load_card
 from narrative_cli.load.lorebooks import linked_world
+from narrative_cli.load.regex import parse_regex_scripts
 
 CARD_SUFFIXES = (".png", ".json", ".charx", ".yaml", ".yml")
 
@@ -149,3 +151,24 @@ def worlds_for(root: Path, card: Card, data: dict[str, Any]) -> tuple[list[Path]
         else:
             found.append(path)
     return found, missing
+
+
+def global_regex(data: dict[str, Any], where: str = "settings.json") -> tuple[
+        list[RegexScript], list[str]]:
+    """The global regex scripts (``extension_settings.regex``), in SillyTavern's order, and one
+    note per script that cannot be read (named, never dropped in silence)."""
+    block = data.get("extension_settings")
+    raw = block.get("regex") if isinstance(block, dict) else None
+    if raw is None:
+        return [], []
+    if not isinstance(raw, list):
+        return [], [f"regex: {where}: extension_settings.regex is not a list; no global "
+                    "scripts are used"]
+    scripts: list[RegexScript] = []
+    notes: list[str] = []
+    for index, item in enumerate(raw):
+        try:
+            scripts += parse_regex_scripts([item], f"{where}: extension_settings.regex[{index}]")
+        except BadInput as error:
+            notes.append(f"regex: {error.message}; this global script is not used")
+    return scripts, notes

@@ -18,18 +18,21 @@ from narrative_cli.config import Settings
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
-from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset
+from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset, RegexScript
 from narrative_cli.load import (
     card_language,
     load_card,
     load_lorebook,
     load_persona,
     load_preset,
+    load_regex_scripts,
+    regex_scripts,
     select_lore,
 )
 from narrative_cli.load.lorebooks import linked_world
 from narrative_cli.lore.engine import LoreSettings
 from narrative_cli.lore.index import index_for
+from narrative_cli.regex.notes import script_notes
 from narrative_cli.tools.definitions import ToolSet, load_tools
 from narrative_cli.tools.templates import TemplateJob, check_templates
 
@@ -46,6 +49,7 @@ class StoryParts:
     preset: Preset | None
     lang: str
     problems: list[str] = field(default_factory=list)
+    global_regex: list[RegexScript] = field(default_factory=list)  # run before the card's
 
     def render(self, text: str) -> str:
         """``text`` with the card's macros ({{user}}, {{char}}, …) expanded (for greetings)."""
@@ -60,9 +64,11 @@ def load_parts(
     settings: Settings | None,
     lang: str,
     user_name: str | None,
+    regex: Sequence[RegexScript] = (),
 ) -> StoryParts:
     """Load the card (unless already loaded) and what goes with it; BadInput names any file
-    that cannot be used."""
+    that cannot be used. ``regex``: global regex scripts found elsewhere (an ``--st-data``
+    folder's settings); the config's ``pipeline.regex_scripts`` files come after them."""
     settings = settings or Settings()
     card = card_path if isinstance(card_path, Card) else load_card(card_path)
     worlds = [load_lorebook(path) for path in lorebooks]
@@ -93,7 +99,18 @@ def load_parts(
                 if has_template(text) and where not in broken]
         parts.problems += check_templates(jobs, parts.lang)
     parts.problems += _missing_world(card, worlds)
+    parts.global_regex = [*regex, *_config_regex(settings)]
+    parts.problems += script_notes(parts.global_regex, "global", parts.lang, check_patterns=True)
+    parts.problems += script_notes(regex_scripts(card), "card", parts.lang)
     return parts
+
+
+def _config_regex(settings: Settings) -> list[RegexScript]:
+    """The global scripts of the config's ``pipeline.regex_scripts`` files, in order."""
+    scripts: list[RegexScript] = []
+    for path in settings.pipeline.regex_scripts:
+        scripts += load_regex_scripts(Path(path).expanduser())
+    return scripts
 
 
 def _missing_world(card: Card, worlds: Sequence[Lorebook]) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
-from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset
+from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset, RegexScript
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import MVU_UPDATE
@@ -81,6 +81,7 @@ class Story:
     problems: list[str] = field(default_factory=list)
     clock: Callable[[], datetime] = datetime.now
     authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
+    global_regex: list[RegexScript] = field(default_factory=list)  # run before the card's
     _prompt_regex: RegexScripts | None = field(default=None, repr=False)
 
     @property
@@ -88,7 +89,8 @@ class Story:
         """The card's regex scripts for prompts, built once per session (a script that runs
         past its time limit stays skipped for the rest of it)."""
         if self._prompt_regex is None:
-            self._prompt_regex = scripts_for(self.card, self.persona, self.lang, target="prompt")
+            self._prompt_regex = scripts_for(self.card, self.persona, self.lang, target="prompt",
+                                             global_scripts=self.global_regex)
         return self._prompt_regex
 
     @property
@@ -168,10 +170,11 @@ def open_story(
     seed: int | None = None,
     lang: str = "auto",
     user_name: str | None = None,
+    regex: Sequence[RegexScript] = (),
 ) -> Story:
     """Load a card (or take a loaded one) and everything it plays with; the greeting becomes
-    turn 0."""
-    parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name)
+    turn 0. ``regex``: global regex scripts (an ``--st-data`` folder's), before the config's."""
+    parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name, regex)
     seed = _pick_seed(seed, parts.settings)
     greeting = _greeting(parts.card, greeting_index)
     rendered = parts.render(greeting)
@@ -201,6 +204,7 @@ def open_story(
         greeting_index=greeting_index,
         problems=problems,
         authors_note=default_authors_note(parts.settings.pipeline),
+        global_regex=parts.global_regex,
     )
 
 

@@ -22,9 +22,9 @@ from narrative_cli.context.macros import expand
 from narrative_cli.domain import LoreEntry, Preset
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.templates import (
-    LoreData,
     TemplateContext,
     TemplateJob,
+    lore_data,
     render_templates,
 )
 
@@ -180,7 +180,7 @@ def template_context(state: TurnState, inputs: PromptInputs) -> TemplateContext:
         local=dict(state.variables),
         global_=dict(state.global_variables),
         message=state.message_variables(),
-        lore=[_lore_data(e) for e in story.entries],
+        lore=[lore_data(e) for e in story.entries],
         user=story.persona.name or "User",
         char=story.card.name,
         last_user=inputs.user_input,
@@ -204,15 +204,3 @@ def _chat(inputs: PromptInputs) -> list[tuple[str, str]]:
     if inputs.user_input:
         messages.append(("user", inputs.user_input))
     return messages
-
-
-def _lore_data(entry: LoreEntry) -> LoreData:
-    return LoreData(
-        uid=entry.uid,
-        comment=entry.comment,
-        content=entry.content,
-        world=entry.source,
-        disable=entry.disabled,
-        constant=entry.constant,
-        key=tuple(entry.keys),
-    )

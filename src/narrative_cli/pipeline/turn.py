@@ -34,9 +34,11 @@ from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
 from narrative_cli.pipeline.records import BudgetCut
+from narrative_cli.pipeline.regex_templates import turn_renderer
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
 from narrative_cli.regex import prompt as regex_prompt
 from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT
+from narrative_cli.regex.templated import Renderer
 from narrative_cli.rng import rng_from_state, rng_state, stream_rng
 from narrative_cli.state.engine import EventRecord, GameState, known_context, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
@@ -154,21 +156,28 @@ class TurnState:
         scripts = self.story.prompt_regex
         if not (scripts.applies_to(AI_OUTPUT) or scripts.applies_to(USER_INPUT)):
             return prompt_history(self.story)
-        return regex_prompt.prompt_history(self.story.history, scripts)
+        return regex_prompt.prompt_history(self.story.history, scripts, self.regex_render)
 
     @property
     def prompt_input(self) -> str:
         """This turn's input as the model is sent it (prompt-side regex scripts, depth 0)."""
-        return regex_prompt.prompt_input(self.user_input, self.story.prompt_regex)
+        scripts = self.story.prompt_regex
+        return regex_prompt.prompt_input(self.user_input, scripts, self.regex_render)
 
     @property
     def prompt_narrative(self) -> str:
         """This turn's story as later agents are sent it (prompt-side scripts, depth 0)."""
-        return regex_prompt.prompt_text(self.story.prompt_regex.ai_output(self.narrative, 0))
+        scripts = self.story.prompt_regex
+        return regex_prompt.prompt_text(scripts.ai_output(self.narrative, 0, self.regex_render))
 
     def lore_text(self, entry: LoreEntry) -> str:
         """A lore entry's content as the model is sent it (world-info regex scripts)."""
-        return regex_prompt.lore_text(entry, self.story.prompt_regex)
+        return regex_prompt.lore_text(entry, self.story.prompt_regex, self.regex_render)
+
+    @cached_property
+    def regex_render(self) -> Renderer:
+        """Renders the templates regex replacements write (``pipeline.regex_templates``)."""
+        return turn_renderer(self)
 
     def window(self, agent: str) -> list[HistoryTurn]:
         """The n+m window of ``agent`` (planning, or the writers' window otherwise)."""

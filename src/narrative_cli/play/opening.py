@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.config import Settings, load_settings
-from narrative_cli.domain import Card
+from narrative_cli.domain import Card, RegexScript
 from narrative_cli.errors import BadInput, CardError, LorebookError
 from narrative_cli.load import st_data
 from narrative_cli.pipeline.accounting import SessionAccount
@@ -33,10 +33,14 @@ def load_story(
         raise BadInput("no card given: narrative run CARD")
     settings = load_settings(options.overrides())
     notes: list[str] = []
+    regex: list[RegexScript] = []
     if options.st_data:
         options, notes = with_st_data(options)
         root = st_data.check_folder(options.st_data or "")
-        settings.lore = {**st_data.lore_settings(st_data.settings(root)), **settings.lore}
+        data = st_data.settings(root)
+        settings.lore = {**st_data.lore_settings(data), **settings.lore}
+        regex, regex_notes = st_data.global_regex(data, str(root / "settings.json"))
+        notes += regex_notes
     story = open_story(
         card or options.card,
         lorebooks=options.lorebooks,
@@ -47,6 +51,7 @@ def load_story(
         seed=options.seed if options.seed is not None else seed,
         lang=options.lang or "auto",
         user_name=options.user_name,
+        regex=regex,
     )
     story.problems += notes
     return story, settings

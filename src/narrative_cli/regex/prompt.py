@@ -20,6 +20,7 @@ from typing import Protocol
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.domain import LoreEntry
 from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT, RegexScripts
+from narrative_cli.regex.templated import Renderer
 from narrative_cli.state.mvu_commands import strip_update_blocks
 
 AT_DEPTH = 4  # a lore entry's position "at depth"
@@ -42,8 +43,11 @@ def prompt_text(text: str) -> str:
     return _PLACEHOLDER.sub("", strip_update_blocks(text))
 
 
-def prompt_history(played: Sequence[_Played], scripts: RegexScripts) -> list[HistoryTurn]:
-    """The finished turns as the model is sent them, oldest first (one sandbox call)."""
+def prompt_history(
+    played: Sequence[_Played], scripts: RegexScripts, render: Renderer | None = None
+) -> list[HistoryTurn]:
+    """The finished turns as the model is sent them, oldest first (one sandbox call; one more
+    when a replacement wrote templates, rendered by ``render``)."""
     items: list[tuple[str, int, int | None]] = []
     depth = 0  # this turn's input
     for turn in reversed(played):
@@ -52,7 +56,7 @@ def prompt_history(played: Sequence[_Played], scripts: RegexScripts) -> list[His
         if turn.user_input:
             depth += 1
         items.append((turn.user_input or "", USER_INPUT, depth))
-    texts = iter(scripts.apply_many(items))
+    texts = iter(scripts.apply_many(items, render))
     turns = []
     for turn in reversed(played):
         narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
@@ -61,12 +65,12 @@ def prompt_history(played: Sequence[_Played], scripts: RegexScripts) -> list[His
     return turns
 
 
-def prompt_input(text: str, scripts: RegexScripts) -> str:
+def prompt_input(text: str, scripts: RegexScripts, render: Renderer | None = None) -> str:
     """This turn's input as the model is sent it (depth 0)."""
-    return prompt_text(scripts.user_input(text, 0))
+    return prompt_text(scripts.user_input(text, 0, render))
 
 
-def lore_text(entry: LoreEntry, scripts: RegexScripts) -> str:
+def lore_text(entry: LoreEntry, scripts: RegexScripts, render: Renderer | None = None) -> str:
     """A lore entry's content after the world-info scripts."""
     depth = entry.depth if entry.position == AT_DEPTH else None
-    return scripts.world_info(entry.content, depth)
+    return scripts.world_info(entry.content, depth, render)

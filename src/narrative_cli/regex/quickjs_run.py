@@ -14,6 +14,10 @@ Replacement strings, as SillyTavern's engine reads them: ``{{match}}`` is ``$0``
 ``$1``… and ``$<name>`` are the match or a group with every trim string removed, "" when the
 group did not take part. JavaScript's own ``$&`` (the match), `` $` `` (the text before it),
 ``$'`` (the text after it) and ``$$`` (a dollar) keep their JavaScript meaning.
+
+A replacement holding an EJS template (``<%``) is marked (``JsScript.mark``): each text it
+produced comes back between ``TEMPLATE_OPEN`` (then the script's name and ``TEMPLATE_NAMED``)
+and ``TEMPLATE_CLOSE``, for ``regex.scripts`` to render as ST-Prompt-Template would.
 """
 
 from __future__ import annotations
@@ -23,6 +27,11 @@ from typing import Any
 
 from narrative_cli.tools.sandbox import run_code
 
+# A replacement that holds an EJS template comes back between these two private-use
+# characters, so only the template the script wrote is rendered, never the model's own text.
+TEMPLATE_OPEN = "\ue010"
+TEMPLATE_CLOSE = "\ue011"
+TEMPLATE_NAMED = "\ue012"  # ends the script's name, which follows TEMPLATE_OPEN
 SCRIPT_TIME_LIMIT = 0.5  # seconds one script may run on one text
 MEMORY_LIMIT = 64 * 1024 * 1024
 
@@ -50,6 +59,7 @@ const expand = (template, args, trims) => {
     return value ? trimmed(String(value), trims) : '';
   });
 };
+const OPEN = '\uE010', NAMED = '\uE012', CLOSE = '\uE011';
 const runAll = (start, scripts) => {
   let text = start;
   const errors = [];
@@ -59,7 +69,11 @@ const runAll = (start, scripts) => {
     catch (error) { errors.push(String(error && error.message || error)); continue; }
     const template = script.replace.replace(/\{\{match\}\}/gi, '$0');
     const trims = script.trims;
-    text = text.replace(pattern, function () { return expand(template, [...arguments], trims); });
+    const mark = script.mark;
+    text = text.replace(pattern, function () {
+      const out = expand(template, [...arguments], trims);
+      return mark ? OPEN + mark + NAMED + out + CLOSE : out;
+    });
     errors.push(null);
   }
   return {text: text, errors: errors};
@@ -81,6 +95,7 @@ class JsScript:
     flags: str
     replace: str
     trims: tuple[str, ...] = ()
+    mark: bool = False  # each replacement comes back as OPEN name NAMED text CLOSE (a template)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -88,6 +103,7 @@ class JsScript:
             "flags": self.flags,
             "replace": self.replace,
             "trims": list(self.trims),
+            "mark": (self.name or "?") if self.mark else "",
         }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from narrative_cli.context.ejs import has_template
 from narrative_cli.domain import RegexScript
 from narrative_cli.regex.quickjs_run import (
     SCRIPT_TIME_LIMIT,
@@ -32,6 +33,8 @@ from narrative_cli.regex.quickjs_run import (
     run_many,
     run_scripts,
 )
+from narrative_cli.regex.templated import Renderer, render_marked
+from narrative_cli.tools.templates import TemplateJob
 
 USER_INPUT = 1
 AI_OUTPUT = 2
@@ -88,27 +91,35 @@ class RegexScripts:
         """True when some script would change text of this placement."""
         return any(placement in r.script.placement for r in self._ready)
 
-    def ai_output(self, text: str, depth: int | None = 0) -> str:
+    def ai_output(self, text: str, depth: int | None = 0, render: Renderer | None = None) -> str:
         """The model's text for this target (placement 2)."""
-        return self.apply(text, AI_OUTPUT, depth)
+        return self.apply(text, AI_OUTPUT, depth, render)
 
-    def user_input(self, text: str, depth: int | None = 0) -> str:
+    def user_input(self, text: str, depth: int | None = 0, render: Renderer | None = None) -> str:
         """The user's text for this target (placement 1)."""
-        return self.apply(text, USER_INPUT, depth)
+        return self.apply(text, USER_INPUT, depth, render)
 
-    def world_info(self, text: str, depth: int | None = None) -> str:
+    def world_info(
+        self, text: str, depth: int | None = None, render: Renderer | None = None
+    ) -> str:
         """A world-info entry's content for this target (placement 5)."""
-        return self.apply(text, WORLD_INFO, depth)
+        return self.apply(text, WORLD_INFO, depth, render)
 
-    def apply_many(self, items: Sequence[tuple[str, int, int | None]]) -> list[str]:
-        """Each ``(text, placement, depth)`` as ``apply`` gives it, in one sandbox call."""
+    def apply_many(
+        self, items: Sequence[tuple[str, int, int | None]], render: Renderer | None = None
+    ) -> list[str]:
+        """Each ``(text, placement, depth)`` as ``apply`` gives it, in one sandbox call (and
+        the templates of templated replacements in one more)."""
+        return render_marked(self._apply_many(items), render or self._render)
+
+    def _apply_many(self, items: Sequence[tuple[str, int, int | None]]) -> list[str]:
         chosen = [self._chosen(p, d) if text else [] for text, p, d in items]
         if not any(chosen):
             return [text for text, _, _ in items]
         jobs = [(text, [r.js for r in c]) for (text, _, _), c in zip(items, chosen, strict=True)]
         outcomes = run_many([job for job in jobs if job[1]])
         if outcomes is None:  # too slow together: one at a time finds the runaway script
-            return [self.apply(text, p, d) for text, p, d in items]
+            return [self._apply(text, p, d) for text, p, d in items]
         done = iter(outcomes)
         texts = []
         for (text, _, _), scripts in zip(items, chosen, strict=True):
@@ -130,8 +141,23 @@ class RegexScripts:
             ]
         return [r for r in chosen if _in_depth(r.script, depth)]
 
-    def apply(self, text: str, placement: int, depth: int | None = 0) -> str:
-        """``text`` after the scripts of this target and placement, in SillyTavern's order."""
+    def apply(
+        self, text: str, placement: int, depth: int | None = 0, render: Renderer | None = None
+    ) -> str:
+        """``text`` after the scripts of this target and placement, in SillyTavern's order;
+        templates that replacements wrote are rendered by ``render`` (``regex.templated``;
+        without one, against no variables)."""
+        return render_marked([self._apply(text, placement, depth)], render or self._render)[0]
+
+    def _render(self, jobs: Sequence[TemplateJob]) -> list[str | None]:
+        """Templates rendered with no session behind them (names and variables empty)."""
+        from narrative_cli.tools.templates import TemplateContext, render_templates
+
+        batch = render_templates(jobs, TemplateContext())
+        self.problems += [w for w in batch.warnings if w not in self.problems]
+        return batch.outputs
+
+    def _apply(self, text: str, placement: int, depth: int | None) -> str:
         chosen = self._chosen(placement, depth)
         if not chosen or not text:
             return text
@@ -166,7 +192,8 @@ class RegexScripts:
             body = _escaped_macros(body, self.macros)
         trims = tuple(self.macros(t) for t in script.trim_strings if t)
         replace = self.macros(script.replace_string)
-        return _Ready(script, JsScript(name, body, flags, replace, trims))
+        mark = has_template(replace)
+        return _Ready(script, JsScript(name, body, flags, replace, trims, mark))
 
 
 def shows(script: RegexScript) -> bool:
@@ -199,14 +226,21 @@ def _js_escape(text: str) -> str:
 
 
 def scripts_for(
-    card: object, persona: object = None, lang: str = "en", target: Target = "display"
+    card: object,
+    persona: object = None,
+    lang: str = "en",
+    target: Target = "display",
+    global_scripts: Sequence[RegexScript] = (),
 ) -> RegexScripts:
-    """A card's scripts for ``target``, with its macros ({{char}}, {{user}}) expanded."""
+    """The global scripts and then the card's, for ``target``, with the card's macros
+    ({{char}}, {{user}}) expanded. SillyTavern runs global scripts first, then the preset's,
+    then the character's (``getRegexScripts`` in its regex engine)."""
     from narrative_cli.context.macros import env_for, expand
     from narrative_cli.domain import Card, Persona
     from narrative_cli.load.regex import regex_scripts
 
     if not isinstance(card, Card):
-        return RegexScripts(target=target)
+        return RegexScripts(list(global_scripts), target=target)
     env = env_for(card, persona if isinstance(persona, Persona) else None, lang=lang)
-    return RegexScripts(regex_scripts(card), macros=lambda text: expand(text, env), target=target)
+    scripts = [*global_scripts, *regex_scripts(card)]
+    return RegexScripts(scripts, macros=lambda text: expand(text, env), target=target)

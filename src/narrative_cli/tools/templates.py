@@ -23,6 +23,7 @@ from importlib.resources import files
 from typing import Any
 
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
+from narrative_cli.domain import LoreEntry
 from narrative_cli.tools.sandbox import DEFAULT_MEMORY_LIMIT, SandboxResult, run_program
 
 TIME_LIMIT = 1.0  # seconds for all the templates of one turn
@@ -56,6 +57,13 @@ class LoreData:
     disable: bool = False
     constant: bool = False
     key: tuple[str, ...] = ()
+
+
+def lore_data(entry: LoreEntry) -> LoreData:
+    """A story's lore entry as templates see it."""
+    return LoreData(uid=entry.uid, comment=entry.comment, content=entry.content,
+                    world=entry.source, disable=entry.disabled, constant=entry.constant,
+                    key=tuple(entry.keys))  # fmt: skip
 
 
 @dataclass(frozen=True)

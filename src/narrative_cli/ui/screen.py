@@ -17,11 +17,13 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from narrative_cli.i18n import t
+from narrative_cli.pipeline.regex_templates import story_renderer
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play import reports
 from narrative_cli.play.commands import TurnListener
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.regex.scripts import AI_OUTPUT, RegexScripts, scripts_for
+from narrative_cli.regex.templated import Renderer
 from narrative_cli.tools.dice import DiceRoll
 from narrative_cli.ui import render
 from narrative_cli.ui.console import Consoles
@@ -44,6 +46,7 @@ class RichScreen:
         display: RegexScripts | None = None,
         *,
         mvu: bool = False,
+        templates: Renderer | None = None,
     ) -> None:
         self.consoles = consoles
         self.lang = lang
@@ -53,13 +56,17 @@ class RichScreen:
         self._tree: Mapping[str, Any] | None = None
         self._told_interactive = False
         self._told_unpriced: set[str] = set()
+        self.templates = templates  # renders templates the display scripts write
+        self._template_warnings: list[str] = []
 
     @classmethod
     def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
         """A screen in the story's language with the card's display scripts."""
         story = play.story
-        display = scripts_for(story.card, story.persona, story.lang)
+        display = scripts_for(story.card, story.persona, story.lang,
+                              global_scripts=story.global_regex)
         screen = cls(consoles, story.lang, display, mvu=story.uses_mvu)
+        screen.templates = story_renderer(lambda: play.story, screen._template_warnings.append)
         screen._tree = story.snapshot.mvu  # what the first turn's changes are measured from
         return screen
 
@@ -74,7 +81,7 @@ class RichScreen:
         spot = bool(tree) and _PLACEHOLDER.search(text) is not None
         if spot:
             text = _PLACEHOLDER.sub(_SPOT, text)
-        shown = self.display.ai_output(text, 0)
+        shown = self.display.ai_output(text, 0, self.templates)
         items: list[RenderableType] = []
         for index, part in enumerate(shown.split(_SPOT) if spot else [shown]):
             if index and tree:
@@ -85,17 +92,20 @@ class RichScreen:
             if html.interactive and not self._told_interactive:
                 self._told_interactive = True
                 items.append(Text(t("label.not_here", self.lang), style="dim"))
+        if self._template_warnings:
+            items.append(render.warning_lines(self._template_warnings))
+            self._template_warnings.clear()
         return Group(*items)
 
     # -- text as displayed -------------------------------------------------------------------
 
     def shown(self, text: str, depth: int = 0) -> str:
         """The model's text as the author meant it to be displayed."""
-        return terminal_text(self.display.ai_output(text, depth))
+        return terminal_text(self.display.ai_output(text, depth, self.templates))
 
     def shown_input(self, text: str, depth: int = 1) -> str:
         """The user's text as displayed (placement 1 scripts)."""
-        return terminal_text(self.display.user_input(text, depth))
+        return terminal_text(self.display.user_input(text, depth, self.templates))
 
     def print(self, renderable: RenderableType = "") -> None:
         self.consoles.out.print(renderable)
