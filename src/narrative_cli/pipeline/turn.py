@@ -218,7 +218,7 @@ class TurnState:
         """Inputs for every prompt of the turn, built once after lore activation."""
         story, pipeline = self.story, self.story.settings.pipeline
         return PromptInputs(
-            card=story.card,
+            card=regex_prompt.prompt_card(story.card),
             persona=story.persona,
             lang="zh" if self.lang == "zh" else "en",
             turn=self.number,

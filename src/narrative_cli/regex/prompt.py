@@ -7,7 +7,8 @@ info entries go through placement-5 scripts (an at-depth entry with its depth).
 
 One rule goes beyond SillyTavern: MVU's status placeholder ``<StatusPlaceHolderImpl/>`` and
 any ``<UpdateVariable>``/``<JSONPatch>`` block left in a message are removed from prompts even
-when the card has no script for them. Both are bookkeeping for the screen and for MVU; a card
+when the card has no script for them (and the placeholder from the card's example dialogues,
+whose update blocks stay: they show the model the format the card asks for). Both are bookkeeping for the screen and for MVU; a card
 whose author forgot the prompt-side script would otherwise teach the model to copy them.
 """
 
@@ -15,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from narrative_cli.context.inputs import HistoryTurn
-from narrative_cli.domain import LoreEntry
+from narrative_cli.domain import Card, LoreEntry
 from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT, RegexScripts
 from narrative_cli.regex.templated import Renderer
 from narrative_cli.state.mvu_commands import strip_update_blocks
@@ -41,6 +43,15 @@ def prompt_text(text: str) -> str:
     if "<" not in text:
         return text
     return _PLACEHOLDER.sub("", strip_update_blocks(text))
+
+
+def prompt_card(card: Card) -> Card:
+    """The card with the MVU placeholder out of its example dialogues (``mes_example``): real
+    MVU cards show a whole reply there, placeholder included, and SillyTavern runs no regex
+    script on examples, so the author's prompt-side script never removes it."""
+    if "<" not in card.mes_example or not _PLACEHOLDER.search(card.mes_example):
+        return card
+    return replace(card, mes_example=_PLACEHOLDER.sub("", card.mes_example))
 
 
 def prompt_history(
