@@ -8,8 +8,9 @@ info entries go through placement-5 scripts (an at-depth entry with its depth).
 One rule goes beyond SillyTavern: MVU's status placeholder ``<StatusPlaceHolderImpl/>`` and
 any ``<UpdateVariable>``/``<JSONPatch>`` block left in a message are removed from prompts even
 when the card has no script for them (and the placeholder from the card's example dialogues,
-whose update blocks stay: they show the model the format the card asks for). Both are bookkeeping for the screen and for MVU; a card
-whose author forgot the prompt-side script would otherwise teach the model to copy them.
+whose update blocks stay: they show the model the format the card asks for). Both are
+bookkeeping for the screen and for MVU; a card whose author forgot the prompt-side script
+would otherwise teach the model to copy them.
 """
 
 from __future__ import annotations
