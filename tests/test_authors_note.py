@@ -78,11 +78,20 @@ def test_before_and_after_main_positions() -> None:
                                                                  ("system", "NOTE")]
 
 
-def test_without_a_preset_the_note_follows_the_recent_turns() -> None:
-    prompt = build_writing(replace(inputs(AuthorsNote("NOTE")), preset=None, preset_mode="none"))
-    names = prompt.block_names()
-    assert names.index("recent_turns") + 1 == names.index("authors_note")
-    assert "<authors_note>\nNOTE\n</authors_note>" in prompt.messages[-1].content
+def test_without_a_preset_the_note_goes_in_the_chat_at_its_depth_and_role() -> None:
+    bare = replace(inputs(AuthorsNote("NOTE", depth=2, role="user")), preset=None,
+                   preset_mode="none")  # fmt: skip
+    messages = build_writing(bare).messages
+    at = next(i for i, m in enumerate(messages) if m.content == "NOTE")
+    assert messages[at].role == "user"
+    after = "\n".join(m.content for m in messages[at + 1 :])
+    # two chat messages after it: the last reply and the player's input
+    assert after.count("] AI: ") == 1 and after.count("] User: ") == 0
+    assert "<user_input>" in after and "<authors_note>" not in after
+    before = build_writing(replace(bare, authors_note=AuthorsNote("NOTE", position=2)))
+    assert [(m.role, m.content) for m in before.messages[:2]][0] == ("system", "NOTE")
+    off = build_writing(replace(bare, authors_note=AuthorsNote("NOTE", interval=0)))
+    assert all(m.content != "NOTE" for m in off.messages)
 
 
 def test_metadata_round_trip_and_config_default() -> None:

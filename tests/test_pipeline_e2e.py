@@ -106,7 +106,8 @@ def test_lantern_turn_sends_every_agent_the_right_blocks(scripted_server: Script
     assert "[User name] Ada" in (block(user, "user_persona") or "")
 
     writing = requests_of(scripted_server, "writing")[0]
-    w_system, w_user = message(writing, "system"), message(writing, "user")
+    w_system = message(writing, "system")
+    w_user = "\n\n".join(str(m["content"]) for m in writing.messages if m["role"] == "user")
     assert writing.json["stream"] is True
     assert "tool results were decided by the system" in w_system
     guide = block(w_user, "writing_guide") or ""
@@ -115,7 +116,8 @@ def test_lantern_turn_sends_every_agent_the_right_blocks(scripted_server: Script
     dice, tide = results.split("\n", 1)
     assert dice.startswith("Check: 1d20+2 = [") and "(DC 12)" in dice
     assert tide.startswith("tide_clock: {") and '"tide_m"' in tide
-    assert block(w_user, "character_note") == "Edda speaks in short, plain sentences."
+    notes = [m for m in writing.messages[1:] if m["role"] == "system"]  # in the chat, at depth
+    assert [m["content"] for m in notes] == ["Edda speaks in short, plain sentences."]
     assert w_user.index("<worldinfo3>") < w_user.index("<writing_guide>")
 
     analysis = message(requests_of(scripted_server, "analysis")[0], "user")
@@ -406,12 +408,9 @@ def test_snapshot_window_starts_match_the_turns_the_next_prompts_show(
             )
             or ""
         )
-        writing = (
-            block(
-                message(requests_of(scripted_server, "writing")[index + 1], "user"), "recent_turns"
-            )
-            or ""
-        )
+        sent = requests_of(scripted_server, "writing")[index + 1].messages
+        chat = "\n\n".join(str(m["content"]) for m in sent if m["role"] == "user")
+        writing = block(chat, "recent_turns") or ""
         assert planning.startswith(f"[Turn {planning_start}] ")
         assert writing.startswith(f"[Turn {writing_start}] ")
 

@@ -29,7 +29,7 @@ from narrative_cli.context.router import (
     build_prompt,
     build_writing,
 )
-from narrative_cli.domain import Card, Persona, Preset, PresetPrompt
+from narrative_cli.domain import AuthorsNote, Card, Persona, Preset, PresetPrompt
 from narrative_cli.errors import ConfigError
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts"
@@ -200,6 +200,17 @@ def test_golden_story_prompts(agent: str, mode: str, lang: str, update_golden: b
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_golden_no_preset_writer_with_an_authors_note_at_depth_2(
+    lang: str, update_golden: bool
+) -> None:
+    """The Author's Note (depth 2, role system) and the card's note (depth 4) in the chat, the
+    examples split on <START>: what SillyTavern sends, in the no-preset layout."""
+    note = AuthorsNote("The storm is getting worse." if lang == "en" else "暴风雨越来越猛。", depth=2)
+    inputs = replace(make_inputs(lang, "none"), authors_note=note)
+    check_golden(build_prompt("writing", inputs), f"{lang}-none-note-depth2", update_golden)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("agent", ["analysis", "mvu_extract"])
 def test_golden_analysis_prompts(agent: str, lang: str, update_golden: bool) -> None:
     narrative = str(CASES[lang]["narrative"])
@@ -218,14 +229,14 @@ def test_blocks_come_in_the_design_order() -> None:
         "card_system_prompt", "worldinfo1", "writing_system", "tool_rule",
         "dice_rule",
         "character", "worldinfo2", "user_persona", "recent_turns",
-        "character_note", "worldinfo3", "text_recall", "writing_guide", "tool_results",
-        "user_input", "post_history_instructions",
+        "chat_note", "recent_turns", "worldinfo3", "text_recall", "writing_guide",
+        "tool_results", "user_input", "post_history_instructions",
     ]  # fmt: skip
     assert build_merged_writing(inputs).block_names() == [
         "card_system_prompt", "worldinfo1", "merged_writing_system",
         "character", "worldinfo2", "user_persona", "story_summary",
-        "recent_turns", "character_note", "worldinfo3", "text_recall", "state_summary",
-        "user_input", "post_history_instructions", "closing",
+        "recent_turns", "chat_note", "recent_turns", "worldinfo3", "text_recall",
+        "state_summary", "user_input", "post_history_instructions", "closing",
     ]  # fmt: skip
     assert build_analysis(inputs, "x").block_names() == [
         "analysis_system", "story_summary", "state_summary", "turn_header", "user_input",
@@ -265,9 +276,14 @@ def test_card_system_prompt_and_instructions_honour_original() -> None:
     assert none.startswith("Write Mira as a grounded character.\n\n<worldinfo1>")
 
 
-def test_depth_prompt_sits_right_after_the_recent_turns() -> None:
-    user = build_writing(make_inputs("en")).messages[1].content
-    assert "</recent_turns>\n\n<character_note>\nMira avoids talk of the bell.\n" in user
+def test_depth_prompt_sits_in_the_chat_at_its_depth_and_role() -> None:
+    messages = build_writing(make_inputs("en")).messages  # depth 4, role system
+    assert [m.role for m in messages] == ["system", "user", "system", "user"]
+    assert messages[1].content.endswith("[Turn 8] User: I do thing 8.\n</recent_turns>")
+    assert messages[2].content == "Mira avoids talk of the bell."
+    rest = messages[3].content  # four chat messages after it, the player's input the newest
+    assert rest.startswith("<recent_turns>\n[Turn 8] AI: Story of turn 8.\n\n[Turn 9] User:")
+    assert "<character_note>" not in rest
 
 
 def test_preset_none_adds_no_preset_text_and_never_fails() -> None:
@@ -360,22 +376,32 @@ def test_story_summary_covers_only_the_turns_before_the_window() -> None:
 
 
 def _user_prefix(prompt: Prompt) -> str:
-    """The user message up to the end of its last history turn (before ``</recent_turns>``)."""
-    user = prompt.messages[-1].content
+    """The first user message up to the end of its last history line (before
+    ``</recent_turns>``; the writer's character note at depth 4 ends that message early)."""
+    user = _first_chat(prompt)
     return user[: user.index("\n</recent_turns>")]
 
 
-@pytest.mark.parametrize("builder", [build_planning, build_merged_writing])
-def test_the_prefix_through_the_history_is_stable_between_cuts(builder: object) -> None:
+def _first_chat(prompt: Prompt) -> str:
+    """The text of the messages up to the first one holding history lines."""
+    texts = [m.content for m in prompt.messages]
+    upto = next(i for i, t in enumerate(texts) if "</recent_turns>" in t)
+    return "\n".join(texts[: upto + 1])
+
+
+@pytest.mark.parametrize(("builder", "cuts"), [(build_planning, 5), (build_merged_writing, 6)])
+def test_the_prefix_through_the_history_is_stable_between_cuts(builder: object, cuts: int) -> None:
+    # one cut every m+1 = 5 turns; the writer's character note at depth 4 costs one more, on
+    # the turn the chat first grows past its depth
     prompts = [builder(make_inputs("en", turns=k)) for k in range(2, 30)]  # type: ignore[operator]
     kept = cut = 0
     for before, after in zip(prompts, prompts[1:], strict=False):
         assert before.messages[0] == after.messages[0]  # the system message never changes
-        if after.messages[-1].content.startswith(_user_prefix(before)):
+        if _first_chat(after).startswith(_user_prefix(before)):
             kept += 1
         else:
             cut += 1
-    assert cut == 5 and kept == 22  # one cut every m+1 = 5 turns
+    assert cut == cuts and kept == 27 - cuts
 
 
 def test_analysis_puts_existing_summaries_first() -> None:
@@ -531,7 +557,7 @@ def test_sample_cards_reach_the_prompt_as_characters() -> None:
     edda = build_merged_writing(sample_inputs("lantern-keeper"))
     character = edda.block("character")
     assert character is not None and character.text.startswith("Name: Edda\nDescription:\n")
-    note = edda.block("character_note")
+    note = edda.block("chat_note")  # the character's note, in the chat at its depth
     assert note is not None and note.text == "Edda speaks in short, plain sentences."
     harbor = build_planning(sample_inputs("fog-harbor-zh"))
     assert harbor.messages[1].content.startswith("<character>\n名字：雾港\n描述：")

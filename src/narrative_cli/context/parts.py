@@ -13,10 +13,12 @@ from narrative_cli.agents.templates import label
 from narrative_cli.context.blocks import Block, plain, tagged
 from narrative_cli.context.expand import PresetText, split_preset
 from narrative_cli.context.inputs import PRESET_MODES, HistoryTurn, PromptInputs, WindowSettings
+from narrative_cli.context.preset_prompt import example_dialogues
 from narrative_cli.context.window import stable_window, trim_oldest
 from narrative_cli.errors import ConfigError
 
 ENTRY_SEPARATOR = "\n\n"
+EXAMPLE_CHAT = "[Example Chat]"
 
 
 def preset_text(inputs: PromptInputs) -> PresetText:
@@ -50,10 +52,17 @@ def character(inputs: PromptInputs, *, examples: bool) -> Block:
     fields = [("character.description", card.description)]
     fields += [("character.personality", card.personality), ("character.scenario", card.scenario)]
     if examples:
-        fields.append(("character.examples", card.mes_example))
+        fields.append(("character.examples", example_chats(card.mes_example)))
     lines = [label(lang, "character.name", text=card.name.strip())]
     lines += [label(lang, key, text=value.strip()) for key, value in fields if value.strip()]
     return tagged("character", "\n".join(lines) if card.name.strip() else "", stable=True)
+
+
+def example_chats(text: str) -> str:
+    """``mes_example`` as SillyTavern sends it: split on ``<START>``, each example dialogue
+    after its ``[Example Chat]`` line (the default ``new_example_chat_prompt``)."""
+    return "\n\n".join(f"{EXAMPLE_CHAT}\n{block}" for block in example_dialogues(text.strip())
+                         if block)  # fmt: skip
 
 
 def persona(inputs: PromptInputs) -> Block:
@@ -94,14 +103,15 @@ def story_summary(inputs: PromptInputs, turns: list[HistoryTurn] | None) -> Bloc
 
 
 def character_note(inputs: PromptInputs) -> Block:
-    """The card's depth prompt (character's note), placed just after the recent turns."""
+    """The card's depth prompt (character's note). A writer's request puts it in the chat at
+    its depth and role (``context.chat_notes``); this block is what other readers see."""
     note = inputs.card.depth_prompt
     return tagged("character_note", note.prompt.strip() if note else "")
 
 
 def authors_note(inputs: PromptInputs) -> Block:
-    """The chat's Author's Note on the turns its interval picks. Without a preset the chat is
-    one ``<recent_turns>`` block, so the note sits right after it, whatever its depth."""
+    """The chat's Author's Note on the turns its interval picks. A writer's request puts it at
+    its position, depth and role (``context.chat_notes``)."""
     note = inputs.authors_note
     active = note is not None and note.active(inputs.turn)
     return tagged("authors_note", note.text.strip() if note and active else "")

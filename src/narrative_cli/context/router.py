@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from narrative_cli.agents.table import AgentSpec, agent
 from narrative_cli.agents.templates import analysis_system, fill, mvu_extract_system, template
-from narrative_cli.context import parts
+from narrative_cli.context import chat_notes, parts
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain, tagged
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.context.inputs import (
@@ -138,6 +138,10 @@ def build_prompt(name: str, inputs: PromptInputs, narrative: str = "") -> Prompt
         return build_preset_writing(inputs, spec.name, rules, now)
     system = [BLOCKS[block](src) for block in spec.system]
     user = [BLOCKS[block](src) for block in spec.user]
+    if "recent_turns" in spec.user and any(n in spec.user for n in chat_notes.NOTE_BLOCKS):
+        noted = chat_notes.with_notes(system, user, src.window, inputs)
+        if noted is not None:  # the notes at their depth and role, as SillyTavern sends them
+            return make_prompt(spec.name, noted)
     return make_prompt(spec.name, [("system", system), ("user", user)])
 
 
