@@ -205,7 +205,8 @@ def test_golden_no_preset_writer_with_an_authors_note_at_depth_2(
 ) -> None:
     """The Author's Note (depth 2, role system) and the card's note (depth 4) in the chat, the
     examples split on <START>: what SillyTavern sends, in the no-preset layout."""
-    note = AuthorsNote("The storm is getting worse." if lang == "en" else "暴风雨越来越猛。", depth=2)
+    text = "The storm is getting worse." if lang == "en" else "暴风雨越来越猛。"
+    note = AuthorsNote(text, depth=2)
     inputs = replace(make_inputs(lang, "none"), authors_note=note)
     check_golden(build_prompt("writing", inputs), f"{lang}-none-note-depth2", update_golden)
 
