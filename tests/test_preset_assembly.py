@@ -270,6 +270,31 @@ def test_forbid_overrides_keeps_the_presets_main_and_jailbreak(tmp_path: Path) -
     assert prompt.messages[0].content == "Card rules. PRESET MAIN"  # {{original}}
 
 
+def test_what_sillytavern_changed_after_1_12_is_followed(tmp_path: Path) -> None:
+    """SillyTavern 1.13+ (checked against 1.18.0's openai.js and PromptManager.js): a main
+    prompt disabled for the character takes no card override; an empty personality or
+    scenario format sends the field itself; an example block without turns still sends its
+    [Example Chat] line."""
+    value = {"prompts": [
+        {"identifier": "main", "content": "PRESET MAIN"},
+        {"identifier": "charPersonality", "marker": True, "system_prompt": True},
+        {"identifier": "scenario", "marker": True, "system_prompt": True},
+        {"identifier": "dialogueExamples", "marker": True, "system_prompt": True},
+        {"identifier": "chatHistory", "marker": True, "system_prompt": True}],
+        "personality_format": "", "scenario_format": "",
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": "main", "enabled": False},
+            *({"identifier": i, "enabled": True} for i in (
+                "charPersonality", "scenario", "dialogueExamples", "chatHistory"))]}]}
+    preset = load_preset(write(tmp_path, value))
+    card = replace(OVERRIDE, mes_example="<START>\nJust narration, no speaker.")
+    prompt = build_preset_writing(apply_macros(inputs_for(preset, card)), "writing", [], [])
+    texts = [m.content for m in prompt.messages]
+    assert not any("Card rules." in t for t in texts)  # main is disabled: no override
+    assert "wry, patient" in texts and "Tom is stranded by the storm." in texts
+    assert "[Example Chat]" in texts
+
+
 def test_creator_notes_never_reach_any_agent() -> None:
     from narrative_cli.context.router import build_prompt
 

@@ -230,13 +230,13 @@ def test_blocks_come_in_the_design_order() -> None:
         "card_system_prompt", "worldinfo1", "writing_system", "tool_rule",
         "dice_rule",
         "character", "worldinfo2", "user_persona", "recent_turns",
-        "chat_note", "recent_turns", "worldinfo3", "text_recall", "writing_guide",
+        "character_note", "recent_turns", "worldinfo3", "text_recall", "writing_guide",
         "tool_results", "user_input", "post_history_instructions",
     ]  # fmt: skip
     assert build_merged_writing(inputs).block_names() == [
         "card_system_prompt", "worldinfo1", "merged_writing_system",
         "character", "worldinfo2", "user_persona", "story_summary",
-        "recent_turns", "chat_note", "recent_turns", "worldinfo3", "text_recall",
+        "recent_turns", "character_note", "recent_turns", "worldinfo3", "text_recall",
         "state_summary", "user_input", "post_history_instructions", "closing",
     ]  # fmt: skip
     assert build_analysis(inputs, "x").block_names() == [
@@ -558,7 +558,7 @@ def test_sample_cards_reach_the_prompt_as_characters() -> None:
     edda = build_merged_writing(sample_inputs("lantern-keeper"))
     character = edda.block("character")
     assert character is not None and character.text.startswith("Name: Edda\nDescription:\n")
-    note = edda.block("chat_note")  # the character's note, in the chat at its depth
+    note = edda.block("character_note")  # in the chat, at its depth
     assert note is not None and note.text == "Edda speaks in short, plain sentences."
     harbor = build_planning(sample_inputs("fog-harbor-zh"))
     assert harbor.messages[1].content.startswith("<character>\n名字：雾港\n描述：")

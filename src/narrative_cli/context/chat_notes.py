@@ -57,6 +57,8 @@ def with_notes(
     notes, before, after = injections(inputs)
     if not notes and not before and not after:
         return None
+    depth = inputs.card.depth_prompt
+    own = depth.prompt.strip() if depth is not None else ""
     lines = _lines(turns, inputs.lang)
     player = Message("user", "")
     chat = [message for message, _ in lines] + [player]
@@ -69,13 +71,13 @@ def with_notes(
             continue
         if block.name == "recent_turns":
             history = placed[: placed.index(player)]
-            current = _chat(history, numbers, parts, current)
+            current = _chat(history, numbers, parts, current, own)
             continue
         current.append(block)
         if block.name == "user_input":
             for message in placed[placed.index(player) + 1 :]:
                 parts.append(("user", current))
-                parts.append((message.role, [_note_block(message)]))
+                parts.append((message.role, [_note_block(message, own)]))
                 current = []
     parts.append(("user", current))
     return parts
@@ -94,7 +96,11 @@ def _lines(turns: Sequence[HistoryTurn], lang: str) -> list[tuple[Message, int]]
 
 
 def _chat(
-    history: list[Message], numbers: dict[int, int], parts: list[Part], current: list[Block]
+    history: list[Message],
+    numbers: dict[int, int],
+    parts: list[Part],
+    current: list[Block],
+    character_note: str,
 ) -> list[Block]:
     """``<recent_turns>`` pieces with the notes between them; returns the open user blocks."""
     piece: list[Message] = []
@@ -107,7 +113,7 @@ def _chat(
             piece = []
         if message.content:
             parts.append(("user", current))
-            parts.append((message.role, [_note_block(message)]))
+            parts.append((message.role, [_note_block(message, character_note)]))
             current = []
     return current
 
@@ -123,5 +129,7 @@ def _render(piece: list[Message], numbers: dict[int, int]) -> str:
     return text
 
 
-def _note_block(message: Message) -> Block:
-    return plain("chat_note", message.content)
+def _note_block(message: Message, character_note: str) -> Block:
+    """A note's message as a block named for its source (both notes joined: the first)."""
+    name = "character_note" if message.content == character_note else "authors_note"
+    return plain(name, message.content)

@@ -138,7 +138,9 @@ def _content(inputs: PromptInputs, prompt: PresetPrompt) -> str | None:
     if ident == "main":
         own = card.system_prompt.strip()
         main = prompt.content if prompt.enabled else ""
-        return own if own and not prompt.forbid_overrides else main.strip()
+        # SillyTavern 1.13+: a main prompt disabled for the character takes no card override
+        overrides = own and not prompt.forbid_overrides and prompt.enabled
+        return own if overrides else main.strip()
     if ident == "jailbreak":
         own = card.post_history_instructions.strip()
         return own if own and not prompt.forbid_overrides else prompt.content.strip()
@@ -176,8 +178,10 @@ def _wi(preset: Preset, entries: list[str]) -> str:
 def _formatted(inputs: PromptInputs, key: str, default: str, field: str) -> str:
     assert inputs.preset is not None
     form = setting(inputs.preset, key, default)
-    if not field.strip() or not form:
+    if not field.strip():
         return ""
+    if not form:  # SillyTavern 1.13+ sends the field itself when its format is empty
+        return field.strip()
     return expand(form, _format_env(inputs)).strip()
 
 
@@ -205,13 +209,13 @@ def example_dialogues(text: str) -> list[str]:
 
 def _examples(inputs: PromptInputs) -> list[Part]:
     """Each ``<START>`` block: the example-chat note, then one system message per turn named
-    ``example_user`` / ``example_assistant``; a block without turns sends nothing."""
+    ``example_user`` / ``example_assistant``; a block without turns sends the note alone."""
     header = _macro(inputs, "new_example_chat_prompt", "[Example Chat]")
     parts: list[Part] = []
     for index, block in enumerate(example_dialogues(inputs.card.mes_example)):
         turns = example_turns(block, inputs.persona.name, inputs.card.name)
-        if turns:
-            parts.append(("system", [plain("example_chat", header, stable=True)], ""))
+        # SillyTavern 1.13+ sends the header of a block without turns too (1.12 dropped it)
+        parts.append(("system", [plain("example_chat", header, stable=True)], ""))
         for n, (name, text) in enumerate(turns):
             parts.append(("system", [plain(f"example:{index}-{n}", text, stable=True)], name))
     return parts
