@@ -40,7 +40,8 @@ status          any ``status=``, ``body=``, ``headers=``
 ==============  ===========================================================================
 
 ``GET …/models`` answers 404 (a server without the list) unless ``server.models`` names the
-models to list; GETs are recorded in ``server.gets``.
+models to list (with ``server.model_fields`` in each entry); ``GET /props`` answers
+``server.props`` (llama.cpp's server) or 404; GETs are recorded in ``server.gets``.
 
 Every request is recorded in ``server.requests`` (``path``, lower-cased ``headers``, ``json``,
 ``agent`` from the ``X-Narrative-Agent`` header). ``server.latency`` adds a fixed delay to
@@ -133,6 +134,8 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []  # POSTs (model calls)
         self.gets: list[RecordedRequest] = []  # GETs (the preflight's models list)
         self.models: list[str] | None = None  # GET …/models lists these; None: 404
+        self.model_fields: dict[str, Any] = {}  # more fields of each listed model
+        self.props: dict[str, Any] | None = None  # GET /props (llama.cpp's server); None: 404
         self.disconnected = threading.Event()
         self._queue: deque[Reply] = deque()
         self._hook: Hook | None = None
@@ -447,10 +450,14 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.script.gets.append(RecordedRequest("GET", self.path, headers, b"", None))
         models = self.script.models
-        if models is None or not self.path.split("?")[0].rstrip("/").endswith("/models"):
+        route = self.path.split("?")[0].rstrip("/")
+        if route.endswith("/props") and self.script.props is not None:
+            self._send_json(200, self.script.props)
+            return
+        if models is None or not route.endswith("/models"):
             self._send_json(404, {"error": {"message": f"no route GET {self.path}"}})
             return
-        data = [{"id": name, "object": "model"} for name in models]
+        data = [{"id": name, "object": "model", **self.script.model_fields} for name in models]
         self._send_json(200, {"object": "list", "data": data})
 
     def do_POST(self) -> None:

@@ -97,7 +97,8 @@ def test_a_listed_model_plays_and_a_server_without_the_list_passes(
                        "--model", "gemini-2.0-flash")  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert GREETING in listed.stdout and NARRATIVES[0] in listed.stdout
-    assert [g.path for g in scripted_server.gets] == ["/v1/models"]
+    # the list is asked for once; the lore budget then asks llama.cpp's /props for the context
+    assert [g.path for g in scripted_server.gets] == ["/v1/models", "/props"]
     scripted_server.models = None  # GET /models: 404
     unlisted = narrative("--provider", "openai", "--base-url", scripted_server.base_url,
                          "--model", "anything", "--seed", "3")  # fmt: skip

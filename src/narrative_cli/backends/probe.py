@@ -22,6 +22,13 @@ from narrative_cli.credentials import remember, remember_url, scrub_url
 from narrative_cli.errors import BackendUnavailable, ConfigError
 
 PROBE_READ_TIMEOUT = 15.0  # a models list is small; a server slower than this is reported later
+# The models lists this process has read, by URL: the preflight's answer serves the lore
+# budget too, so a session asks for the list once.
+_LISTS: dict[str, Any] = {}
+# Where servers state a model's context window in their list: OpenRouter ``context_length``
+# (and ``top_provider``), vLLM ``max_model_len``, llama.cpp ``meta.n_ctx_train``, others.
+_CONTEXT_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length",
+                 "input_token_limit")  # fmt: skip
 
 
 def models_url(profile: Profile) -> str:
@@ -73,9 +80,11 @@ def list_models(
     if response.status_code != 200:
         return None
     try:
-        return _ids(response.json())
+        data = response.json()
     except ValueError:
         return None
+    _LISTS[url] = data
+    return _ids(data)
 
 
 def _ids(data: Any) -> list[str] | None:
@@ -97,3 +106,60 @@ def _key_hint(profile: Profile) -> str:
     if profile.api_key_file:
         return f"check the key in {profile.api_key_file}"
     return "name the variable that holds the key with --api-key-env NAME"
+
+
+def model_context(
+    profile: Profile, key: str | None, transport: httpx.BaseTransport | None = None
+) -> tuple[int, str] | None:
+    """The context window the server states for the profile's model, and where it said so:
+    its entry in ``GET …/models`` (read once per process), else llama.cpp's ``GET /props``
+    (``n_ctx``). None when neither says; never raises (the caller falls back)."""
+    url = models_url(profile)
+    try:
+        if url not in _LISTS:
+            list_models(profile, key, transport)
+        found = _listed_context(_LISTS.get(url), profile.model or "")
+        if found is not None:
+            return found, f"the model list of {scrub_url(url)}"
+        return _props_context(profile, key, transport)
+    except (BackendUnavailable, ConfigError, httpx.HTTPError):
+        return None
+
+
+def _listed_context(data: Any, model: str) -> int | None:
+    items = data.get("data", data.get("models")) if isinstance(data, dict) else data
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        name = str(item.get("id") or item.get("name") or "").removeprefix("models/")
+        if model and name not in (model, f"{model}:latest") and not name.endswith("/" + model):
+            continue
+        values = [item.get(k) for k in _CONTEXT_KEYS]
+        values += [(item.get("top_provider") or {}).get("context_length"),
+                   (item.get("meta") or {}).get("n_ctx_train")]  # fmt: skip
+        for value in values:
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
+def _props_context(
+    profile: Profile, key: str | None, transport: httpx.BaseTransport | None
+) -> tuple[int, str] | None:
+    """llama.cpp's server states its context (``n_ctx``) at ``/props`` beside ``/v1``."""
+    base = models_url(profile).split("?")[0].removesuffix("/models").removesuffix("/v1")
+    url = base + "/props"
+    with make_client(url, profile.connect_timeout, PROBE_READ_TIMEOUT, transport) as client:
+        response = client.get(url, headers=_headers(profile, key))
+    if response.status_code != 200:
+        return None
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    settings = data.get("default_generation_settings") if isinstance(data, dict) else None
+    for value in ((settings or {}).get("n_ctx"), data.get("n_ctx") if isinstance(data, dict)
+                  else None):  # fmt: skip
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, f"{scrub_url(url)} n_ctx"
+    return None

@@ -43,6 +43,7 @@ class BackendSet:
     opener: Opener = open_backend
     _opened: dict[tuple[str, str], Backend] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _stated: dict[str, tuple[int, str] | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings, opener: Opener | None = None) -> BackendSet:
@@ -103,6 +104,22 @@ class BackendSet:
             return int(profile.context_size)
         return None
 
+    def stated_context(self, agent: str) -> tuple[int, str] | None:
+        """The context window the provider states for ``agent``'s model (its model list, or
+        llama.cpp's ``/props``) and where it said so; asked once per profile per session.
+        None for ready-made backends, local profiles and servers that state none."""
+        if self.settings is None or any(
+            k in self.fixed for k in (agent, agent.split(":", 1)[0], "*")
+        ):
+            return None
+        profile = self.settings.profile_for(agent)
+        if profile.provider == "local":
+            return None
+        with self._lock:
+            if profile.name not in self._stated:
+                self._stated[profile.name] = _ask_context(profile)
+            return self._stated[profile.name]
+
     def close(self) -> None:
         """Close every backend this set opened (ready-made ones belong to the caller)."""
         with self._lock:
@@ -115,3 +132,15 @@ class BackendSet:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _ask_context(profile: Profile) -> tuple[int, str] | None:
+    from narrative_cli.backends.probe import model_context
+    from narrative_cli.config import read_api_key
+    from narrative_cli.errors import ConfigError
+
+    try:
+        key = read_api_key(profile)
+    except ConfigError:
+        return None
+    return model_context(profile, key)

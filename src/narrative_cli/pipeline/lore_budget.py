@@ -2,11 +2,13 @@
 
 SillyTavern gives world info ``world_info_budget`` percent (default 25) of the prompt room:
 the Chat Completion context size minus the reply's ``max_tokens``. Here that context size is
-the writer's: the profile's ``context_size`` when the profile states one, else the preset's
-``openai_max_context``; the reply room is the writer's ``max_tokens`` (config, else preset,
-else our default). ``lore: {max_context: N}`` in the config still wins, and without any of
-these the lore settings' default (32768) applies. A constant entry the budget drops is a
-visible warning naming it and the budget.
+the writer's: the profile's ``context_size`` when the profile states one, else what the
+provider states for the model (its ``GET …/models`` entry, or llama.cpp's ``/props``; asked
+once per session, ``BackendSet.stated_context``), else the preset's ``openai_max_context``;
+the reply room is the writer's ``max_tokens`` (config, else preset, else our default).
+``lore: {max_context: N}`` in the config still wins; without any of these the lore settings'
+default (32768) applies and a note says so when the session opens. A constant entry the budget
+drops is a visible warning naming it and the budget.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ def writer_room(story: Story, backends: BackendSet) -> tuple[int, str] | None:
     """Prompt tokens the writer has (context minus reply) and where the context came from."""
     context = backends.context_limit("writing")
     source = "the writer's profile context_size"
+    if context is None:
+        stated = backends.stated_context("writing")
+        if stated is not None:
+            context, source = stated[0], stated[1]
     if context is None and story.preset is not None:
         value = story.preset.samplers.get("openai_max_context")
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -38,10 +44,26 @@ def writer_room(story: Story, backends: BackendSet) -> tuple[int, str] | None:
 def lore_settings(story: Story, backends: BackendSet) -> LoreSettings:
     """The story's lore settings with ``max_context`` set from the writer's room."""
     settings = LoreSettings.from_dict(story.settings.lore)
-    if any(k in story.settings.lore for k in ("max_context", "world_info_max_context")):
+    if _configured(story):
         return settings
     room = writer_room(story, backends)
     return replace(settings, max_context=room[0]) if room else settings
+
+
+def fallback_note(story: Story, backends: BackendSet) -> str | None:
+    """Said once when a session opens: the writer's context size is known from nowhere, so
+    the lore budget is a share of an assumed size (None when something states it, when the
+    config sets ``lore.max_context``, or when the story has no lore)."""
+    if not story.entries or _configured(story) or writer_room(story, backends):
+        return None
+    assumed = LoreSettings.from_dict(story.settings.lore).max_context
+    return (f"lore budget: the writer's context size is not known (no context_size in its "
+            "profile, none stated by the provider's model list, no openai_max_context in a "
+            f"preset); {assumed} tokens are assumed. Set context_size in the writer's profile")
+
+
+def _configured(story: Story) -> bool:
+    return any(k in story.settings.lore for k in ("max_context", "world_info_max_context"))
 
 
 def budget_warnings(result: ActivationResult, settings: LoreSettings) -> list[str]:

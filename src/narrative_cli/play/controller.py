@@ -113,6 +113,11 @@ class PlaySession:
         self.failure: Failure | None = None
         self.unsaved: Unsaved | None = None
         self.warnings: list[str] = list(story.problems)
+        if backends.settings is not None:  # the lore budget's assumed context, said once
+            from narrative_cli.pipeline.lore_budget import fallback_note
+
+            note = fallback_note(story, backends)
+            self.warnings += [note] if note else []
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
         try:
             self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
