@@ -50,6 +50,7 @@ pipeline:
   authors_note_depth: 4
   authors_note_role: system     # system | user | assistant
   worldbook_source: auto        # auto | card | world
+  regex_scripts: []             # global regex script files (exported JSON), run before a card's
   mode: auto                    # auto | serial | merged | parallel
   lang: auto                    # auto | zh | en (screens and prompts; auto: the card's)
 
