@@ -295,6 +295,24 @@ def test_what_sillytavern_changed_after_1_12_is_followed(tmp_path: Path) -> None
     assert "[Example Chat]" in texts
 
 
+def test_wrap_in_quotes_is_not_applied_and_is_named(tmp_path: Path) -> None:
+    from narrative_cli.pipeline.story import open_story
+
+    value = {"prompts": [{"identifier": "chatHistory", "marker": True, "system_prompt": True}],
+             "wrap_in_quotes": True,
+             "prompt_order": [{"character_id": 100001, "order": [
+                 {"identifier": "chatHistory", "enabled": True}]}]}  # fmt: skip
+    path = write(tmp_path, value)
+    prompt = build_preset_writing(apply_macros(inputs_for(load_preset(path))), "writing", [], [])
+    texts = [m.content for m in prompt.messages]
+    assert "Tell me about the bell." in texts and '"Tell me about the bell."' not in texts
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0",
+                                "data": {"name": "Mira", "first_mes": "Hi."}}), encoding="utf-8")
+    story = open_story(card, preset=path)
+    assert any("wrap_in_quotes is not applied" in p for p in story.problems)
+
+
 def test_creator_notes_never_reach_any_agent() -> None:
     from narrative_cli.context.router import build_prompt
 

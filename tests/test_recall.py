@@ -68,6 +68,7 @@ def test_clip_to_tokens_keeps_the_start_within_the_budget() -> None:
 def test_recalled_turns_reach_the_writer_in_order() -> None:
     inputs = make_inputs("zh")
     result = recall_turns([3, 1, 3], inputs.history, exclude={5, 6, 7, 8, 9})
-    user = build_writing(replace(inputs, text_recall=result.turns)).messages[1].content
+    prompt = build_writing(replace(inputs, text_recall=result.turns))
+    user = prompt.messages[-1].content  # the character's note at depth 4 splits the chat
     assert "<text_recall>\n[第1轮]\n第1轮的故事。\n\n[第3轮]\n第3轮的故事。\n</text_recall>" in user
     assert user.index("</worldinfo3>") < user.index("<text_recall>") < user.index("<writing_guide>")

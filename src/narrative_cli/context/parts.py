@@ -11,9 +11,9 @@ from __future__ import annotations
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.templates import label
 from narrative_cli.context.blocks import Block, plain, tagged
+from narrative_cli.context.examples import example_dialogues
 from narrative_cli.context.expand import PresetText, split_preset
 from narrative_cli.context.inputs import PRESET_MODES, HistoryTurn, PromptInputs, WindowSettings
-from narrative_cli.context.preset_prompt import example_dialogues
 from narrative_cli.context.window import stable_window, trim_oldest
 from narrative_cli.errors import ConfigError
 

@@ -17,7 +17,8 @@ way SillyTavern's prompt manager assembles a Chat Completion request:
   preset's text, see ``expand``);
 - absolute prompts (``injection_position`` 1) and the character's note go into the chat
   history at their depth and role (``inject``);
-- ``squash_system_messages``, ``names_behavior`` and ``wrap_in_quotes`` are honoured.
+- ``squash_system_messages`` and ``names_behavior`` are honoured; ``wrap_in_quotes`` is not,
+  as SillyTavern 1.13+ no longer applies it.
 
 What the pipeline adds, and where (documented in docs/presets.md): the writer's own rules with
 ``<worldinfo1>`` as a system message right after ``main`` (where SillyTavern puts an
@@ -32,6 +33,7 @@ import re
 from collections.abc import Iterator
 
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain
+from narrative_cli.context.examples import example_dialogues
 from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
@@ -42,7 +44,6 @@ CONTENT_MARKERS = ("worldInfoBefore", "worldInfoAfter", "charDescription", "char
                    "scenario", "personaDescription")
 # The built-in prompts SillyTavern sends; other built-ins without a marker are never sent.
 SENT_BUILTINS = ("main", "nsfw", "jailbreak", "enhanceDefinitions")
-_START = re.compile(r"<START>", re.IGNORECASE)
 Part = tuple[Role, list[Block], str]  # a message: role, blocks, and a name (examples)
 _HISTORY = "\x00history"  # the name of the placeholder part the chat history replaces
 
@@ -198,15 +199,6 @@ def _format_env(inputs: PromptInputs) -> MacroEnv:
     return env
 
 
-def example_dialogues(text: str) -> list[str]:
-    """``mes_example`` split on ``<START>`` (case-insensitive), each block trimmed."""
-    if not text or text == "<START>":
-        return []
-    if not text.startswith("<START>"):
-        text = "<START>\n" + text.strip()
-    return [block.strip() for block in _START.split(text)[1:]]
-
-
 def _examples(inputs: PromptInputs) -> list[Part]:
     """Each ``<START>`` block: the example-chat note, then one system message per turn named
     ``example_user`` / ``example_assistant``; a block without turns sends the note alone."""
@@ -296,14 +288,13 @@ _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 def _chat_message(inputs: PromptInputs, role: Role, text: str) -> Message:
     """A chat message as ``names_behavior`` sends it: 2 prefixes ``Name: `` to the text, 1
     sends the speaker in the API's ``name`` field (sanitised), -1 and 0 (outside group chats)
-    send neither; ``wrap_in_quotes`` quotes the user's messages."""
+    send neither. ``wrap_in_quotes`` is not applied: SillyTavern 1.13+ no longer reads it
+    (the story names it when it opens)."""
     assert inputs.preset is not None
     speaker = inputs.persona.name if role == "user" else inputs.card.name
     behaviour = inputs.preset.extra.get("names_behavior", 0)
     if behaviour == 2:
         text = f"{speaker}: {text}"
-    if role == "user" and inputs.preset.extra.get("wrap_in_quotes") is True:
-        text = f'"{text}"'
     name = ""
     if behaviour == 1 and speaker:
         name = speaker if _NAME.match(speaker) else re.sub(r"[^a-zA-Z0-9_-]", "_", speaker)[:64]

@@ -99,6 +99,9 @@ def load_parts(
                 if has_template(text) and where not in broken]
         parts.problems += check_templates(jobs, parts.lang)
     parts.problems += _missing_world(card, worlds)
+    if parts.preset is not None and parts.preset.extra.get("wrap_in_quotes") is True:
+        parts.problems.append(f"preset {parts.preset.name!r}: wrap_in_quotes is not applied; "
+                              "SillyTavern 1.13 and later no longer quote the user's messages")
     parts.global_regex = [*regex, *_config_regex(settings)]
     parts.problems += script_notes(parts.global_regex, "global", parts.lang, check_patterns=True)
     parts.problems += script_notes(regex_scripts(card), "card", parts.lang)
