@@ -155,7 +155,8 @@ def chinese(tmp_path: Path, scripted_server: ScriptedServer) -> Iterator[tuple[A
 LORE_WORDS = {"worldinfo1", "worldinfo2", "worldinfo3", "keyword", "constant", "key",
               "secondary", "recursion", "step", "but", "keys", "fail", "NOT", "ANY", "AND",
               "ALL", "matched"}  # fmt: skip
-KEYS = {"Ctrl-C", "Ctrl-E", "Ctrl-O", "Ctrl-X", "DC", "config", "yaml", "prices", "worldinfo", "zh"}
+KEYS = {"Ctrl-C", "Ctrl-E", "Ctrl-O", "Ctrl-X", "DC", "config", "yaml", "prices", "worldinfo", "zh",
+        "context_size", "openai_max_context"}  # config and preset keys a note names
 
 
 def _words(*texts: str) -> set[str]:

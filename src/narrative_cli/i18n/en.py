@@ -215,4 +215,20 @@ MESSAGES: dict[str, str] = {
     "group.not_muted": "{member} is not muted",
     "group.all_muted": "{member} is muted; every member is now muted: nobody answers until"
                        " /unmute or /next",
+    # -- regex scripts that cannot (fully) run, said at load (regex/notes.py) -------------------
+    "regex.origin.card": "the card's",
+    "regex.origin.global": "global",
+    "regex.note.reasoning": "regex script {name} ({origin}): its reasoning placement has nothing"
+                            " to act on: the model's reasoning is neither shown nor sent here"
+                            " (only the trace keeps it)",
+    "regex.note.slash": "regex script {name} ({origin}): it rewrites only slash commands, which a"
+                        " terminal does not have; it does nothing here",
+    "regex.note.none": "regex script {name} ({origin}): it has no placement SillyTavern runs; it"
+                       " does nothing here",
+    "regex.note.broken": "regex script {name} ({origin}): it cannot run: {why}",
+    # -- the lore budget's context size (pipeline/lore_budget.py) -------------------------------
+    "lore.context_assumed": "lore budget: the writer's context size is not known (no context_size"
+                            " in its profile, none stated by the provider's model list, no"
+                            " openai_max_context in a preset); {tokens} tokens are assumed. Set"
+                            " context_size in the writer's profile",
 }

@@ -213,4 +213,17 @@ MESSAGES: dict[str, str] = {
     "group.unmuted": "{member} 已取消静音",
     "group.not_muted": "{member} 没有被静音",
     "group.all_muted": "{member} 已静音；所有成员都已静音：在 /unmute 或 /next 之前没有人会回应",
+    # -- regex scripts that cannot (fully) run, said at load (regex/notes.py) -------------------
+    "regex.origin.card": "卡片自带",
+    "regex.origin.global": "全局",
+    "regex.note.reasoning": "正则脚本 {name}（{origin}）：作用于“推理内容”的部分在这里没有对象——"
+                            "模型的推理既不显示也不发送（只记在 trace 里）",
+    "regex.note.slash": "正则脚本 {name}（{origin}）：只作用于斜杠命令，终端里没有斜杠命令，"
+                        "这里不起作用",
+    "regex.note.none": "正则脚本 {name}（{origin}）：没有酒馆会运行的作用位置，这里不起作用",
+    "regex.note.broken": "正则脚本 {name}（{origin}）：无法运行：{why}",
+    # -- the lore budget's context size (pipeline/lore_budget.py) -------------------------------
+    "lore.context_assumed": "世界书预算：不知道写手模型的上下文长度（配置档没有 context_size，"
+                            "服务商的模型列表没有写明，预设里也没有 openai_max_context），"
+                            "按 {tokens} 个词元计算。请在写手的配置档里设置 context_size",
 }

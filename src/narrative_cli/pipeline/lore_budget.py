@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from narrative_cli.i18n import t
 from narrative_cli.lore.engine import ActivationResult, LoreSettings
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.samplers import preset_samplers, reply_tokens
@@ -57,9 +58,7 @@ def fallback_note(story: Story, backends: BackendSet) -> str | None:
     if not story.entries or _configured(story) or writer_room(story, backends):
         return None
     assumed = LoreSettings.from_dict(story.settings.lore).max_context
-    return (f"lore budget: the writer's context size is not known (no context_size in its "
-            "profile, none stated by the provider's model list, no openai_max_context in a "
-            f"preset); {assumed} tokens are assumed. Set context_size in the writer's profile")
+    return t("lore.context_assumed", story.lang, tokens=assumed)
 
 
 def _configured(story: Story) -> bool:
