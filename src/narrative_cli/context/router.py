@@ -104,7 +104,9 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "writing_dice_rule": _writer_dice_rule,
     "character": lambda s: parts.character(s.inputs, examples=False),
     "character_with_examples": lambda s: parts.character(s.inputs, examples=True),
-    "story_summary": lambda s: parts.story_summary(s.inputs, s.turns),
+    "story_summary": lambda s: parts.story_summary(
+        s.inputs, s.turns, s.inputs.window_settings(s.spec.window) if s.spec.window else None
+    ),
     "user_persona": lambda s: parts.persona(s.inputs),
     "recent_turns": lambda s: parts.recent_turns(s.window, s.lang),
     "authors_note": lambda s: parts.authors_note(s.inputs),
@@ -121,6 +123,8 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "narrative_text": lambda s: tagged("narrative_text", s.narrative.strip()),
     "post_history_instructions": lambda s: parts.post_history_instructions(s.inputs),
     "closing": lambda s: plain("closing", template(s.lang, f"{s.spec.name}_closing")),
+    "fold_source": lambda s: parts.fold_source(s.inputs),
+    "fold_request": lambda s: parts.fold_request(s.inputs),
 }
 
 

@@ -21,6 +21,9 @@ Stages, in order:
    kept with their reasons); then post-pipeline tools and ``mvu_extract`` (when the lore has
    ``[InitVar]`` or ``[mvu_update]`` entries and the writer's reply carried no MVU update, which
    ``writing`` already applied: ``pipeline.mvu_step``), see ``pipeline.post``.
+8. **compaction** (issue #17): when the next turn is a cut of the writers' window and the
+   summary block is over ``pipeline.summary_budget``, old entries are folded into chapters
+   (``pipeline.compaction``).
 
 Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract
 (when it runs), plus one corrective retry per JSON reply that does not parse.
@@ -50,6 +53,7 @@ from narrative_cli.lore.routing import TOOL
 from narrative_cli.lore.stage import LoreScan, run_lore
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
+from narrative_cli.pipeline.compaction import compact_at_cut
 from narrative_cli.pipeline.events import Listener, ignore
 from narrative_cli.pipeline.lore_budget import budget_warnings, lore_settings
 from narrative_cli.pipeline.mvu_step import apply_input
@@ -153,6 +157,7 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
         recall_stage(state, notes)
     writing_stage(state, merged=mode.path == "merged")
     finish_turn(state)
+    compact_at_cut(state)
 
 
 def _lore_stage(state: TurnState) -> None:

@@ -218,6 +218,7 @@ class TurnState:
             planning_window=WindowSettings(*self.window_settings("planning")),
             writing_window=WindowSettings(*self.window_settings("writing")),
             summaries=self.summary_entries(),
+            chapters=list(self.summaries.chapters),
             state_summary=self.state_text(),
             worldinfo1=[self.lore_text(e) for e in self.routed.worldinfo1],
             worldinfo2=[self.lore_text(e) for e in self.routed.worldinfo2],
