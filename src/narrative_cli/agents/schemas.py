@@ -88,8 +88,8 @@ MVU_PATCH_SCHEMA: dict[str, Any] = {
 
 COMPACTION_SCHEMA: dict[str, Any] = {  # issue #17: a chapter or arc summary
     "type": "object",
-    "properties": {"summary": _text(2000)},
-    "required": ["summary"],
+    "properties": {"summary": _text(2000, default="")},  # empty: the fold failed, said so
+    "required": [],
 }
 
 SCHEMAS: dict[str, dict[str, Any]] = {

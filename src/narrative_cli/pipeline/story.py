@@ -29,6 +29,7 @@ from typing import Any
 
 from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
+from narrative_cli.context.text_search import TextIndex
 from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routed import routes_for
@@ -82,6 +83,9 @@ class Story:
     clock: Callable[[], datetime] = datetime.now
     authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
     _prompt_regex: RegexScripts | None = field(default=None, repr=False)
+    # The story's full-text index (issue #17; play sets the session database's); None: the
+    # turns search nothing (``pipeline.search_recall``).
+    text_index: TextIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def prompt_regex(self) -> RegexScripts:
