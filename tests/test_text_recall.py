@@ -148,3 +148,23 @@ def test_the_planner_can_ask_for_search_terms(
     finally:
         play.close()
         store.close()
+
+
+def test_recall_and_chapters_in_line_mode(
+    scripted_server: ScriptedServer, clean_environ: Path
+) -> None:
+    from tests.story_replies import StoryScript
+    from tests.test_run_linemode import CARD, narrative
+
+    scripted_server.reply_with(StoryScript())
+    lines = ("I climb the stairs.\nI trim the wick.\n/recall brass key\n/recall zebra\n/recall\n"
+             "/chapters\n/quit\n")
+    done = narrative(scripted_server, "run", CARD, "--seed", "5", stdin=lines)
+    assert done.returncode == 2, done.stderr  # the bare /recall was a usage error
+    out = done.stdout
+    assert "Recall: brass key" in out
+    assert "Edda hands you the brass key." in out and "text" in out
+    assert "Nothing found for 'zebra'." in out
+    assert "/recall needs a QUERY" in done.stderr
+    assert "(no chapters yet: the summary fits)" in out
+    assert "Traceback" not in done.stderr

@@ -192,4 +192,5 @@ def excerpt(text: str, term: str, tokens: int) -> str:
             else:
                 high = middle - 1
         piece = piece[:low].rstrip() + "…"
-    return ("…" if start > 0 else "") + piece.strip()
+    cut_before = start > 0 and text[start - 1] not in _SENTENCE_END
+    return ("…" if cut_before else "") + piece.strip()
