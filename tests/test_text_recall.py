@@ -145,6 +145,11 @@ def test_the_planner_can_ask_for_search_terms(
         assert recalled is not None and "台阶" in recalled
         assert play.last is not None
         assert any(note.startswith("planner text search") for note in play.last.notes)
+        planners = [r for r in scripted_server.requests if r.agent == "planning"]
+        systems = [str(r.messages[0]["content"]) for r in planners]
+        # Told about recall_terms once there are turns before its window (from its first cut
+        # on, turn 9 with the default 4+4 window), and from then on in the same words.
+        assert ["recall_terms" in text for text in systems] == [False] * 8 + [True] * 8
     finally:
         play.close()
         store.close()

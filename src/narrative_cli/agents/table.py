@@ -107,8 +107,17 @@ AGENTS: tuple[AgentSpec, ...] = (
     AgentSpec(
         name="planning",
         stage="planning",
-        templates=("planning_system", "planning_closing", "planning_dice_rule"),
-        system=("preset_system", "worldinfo1", "system_rules", "tool_list", "planning_dice_rule"),
+        templates=(
+            "planning_system", "planning_closing", "planning_dice_rule", "planning_recall_rule"
+        ),
+        system=(
+            "preset_system",
+            "worldinfo1",
+            "system_rules",
+            "tool_list",
+            "planning_dice_rule",
+            "planning_recall_rule",
+        ),
         user=(
             "character",
             "worldinfo2",

@@ -84,6 +84,7 @@ class PromptInputs:
     text_recall: list[HistoryTurn] = field(default_factory=list)  # context.recall output
     mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
     fold: Fold | None = None  # what the compaction agent is asked to fold (issue #17)
+    text_search: bool = False  # the story has a text index the planner's recall_terms search
     # Macro environment (compat §6): injected clock and the session rng keep prompts reproducible.
     clock: datetime | None = None
     rng: random.Random | None = None

@@ -235,6 +235,7 @@ class TurnState:
             global_variables=self.global_variables,
             message_variables=self.message_variables(),
             pick_seed=str(story.seed),
+            text_search=story.text_index is not None,
         )
 
     def message_variables(self) -> dict[str, Any]:
