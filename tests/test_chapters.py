@@ -163,3 +163,39 @@ def test_the_fold_rule_folds_the_oldest_entries_first() -> None:
     assert fold is not None and fold.level == CHAPTER
     assert fold.first == 1 and fold.last < 29
     assert plan_fold(entries[:3], [], before_turn=30, budget=100, lang="en") is None
+
+
+def test_chapters_are_stored_exported_and_follow_undo(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    from narrative_cli.play.controller import PlaySession
+    from narrative_cli.store.export import session_dump, session_to_chat
+    from narrative_cli.store.sessions import SessionStore
+
+    Script({"analysis": _analysis_reply(), "compaction": _folded}).install(scripted_server)
+    story, backends = _story(tmp_path, scripted_server, mode="merged")
+    store = SessionStore(tmp_path / "sessions.db")
+    play = PlaySession.start(store, story, backends)
+    try:
+        folded_at = None
+        for number in range(1, 41):
+            play.play(f"I look at buoy {number}.")
+            chapters = SummaryStore.from_dict(play.story.snapshot.summaries, "en").chapters
+            if chapters and folded_at is None:
+                folded_at = number
+        assert folded_at is not None
+        stored = store.snapshot(play.session_id, 40)["summaries"]["chapters"]
+        assert stored == [c.to_dict() for c in
+                          SummaryStore.from_dict(play.story.snapshot.summaries, "en").chapters]
+        dump = json.dumps(session_dump(store, play.session_id), ensure_ascii=False)
+        assert '"chapters"' in dump and "Folded " in dump
+        chat = json.dumps(session_to_chat(store, play.session_id).chat_metadata,
+                          ensure_ascii=False)
+        assert "Folded " in chat  # the SillyTavern chat keeps our state, chapters included
+        while play.story.snapshot.turn >= folded_at:
+            play.undo()
+        after = SummaryStore.from_dict(play.story.snapshot.summaries, "en")
+        assert after.chapters == () and len(after.entries) == folded_at - 1
+    finally:
+        play.close()
+        store.close()
