@@ -52,11 +52,18 @@ def test_sync_follows_undo_and_edits_and_survives_reopening(tmp_path: Path) -> N
     assert index.matches("铜钥匙") == []
     index.sync(_docs(FILLER, "老周把银钥匙给了你。"))  # a new turn 2
     assert [key for key, _ in index.matches("银钥匙")] == ["turn:2"]
+    other = store.create_session("t", card_path="c", card_hash="h", snapshot={"turn": 0})
+    store.text_index(other).sync(_docs("银钥匙在另一个故事里。", "银钥匙。", "银钥匙！"))
+    assert [key for key, _ in index.matches("银钥匙", 0)] == ["turn:2"]  # never another's
     store.close()
     again = SessionStore(tmp_path / "s.db")
     assert [key for key, _ in again.text_index(sid).matches("银钥匙")] == ["turn:2"]
     again.delete(sid)
-    assert again.db.query("SELECT count(*) FROM recall_docs") == [(0,)]
+    counts = "SELECT session_id, count(*) FROM recall_docs GROUP BY session_id"
+    assert again.db.query(counts) == [(other, 3)]  # the deleted session's documents went too
+    assert again.db.query("SELECT count(*) FROM recall_fts WHERE recall_fts MATCH '银钥匙'") == [
+        (3,)
+    ]
     again.close()
 
 

@@ -56,8 +56,9 @@ class TextIndex(Protocol):
     def sync(self, documents: Sequence[Document]) -> None:
         """Make the index hold exactly ``documents`` (only what changed is written)."""
 
-    def matches(self, term: str) -> list[tuple[str, int]]:
-        """``(key, turn)`` of every document containing ``term`` (case-insensitive)."""
+    def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
+        """``(key, turn)`` of every document containing ``term`` (case-insensitive); with
+        ``at_most``, possibly only the first ``at_most + 1`` (enough to call it common)."""
 
     def document(self, key: str) -> Document | None:
         """The document with ``key`` (after ``sync``)."""
@@ -124,15 +125,16 @@ def search(
     documents as a longer one is dropped (老周 inside 老周说). A document scores the sum of its
     terms' weights, log(1 + total / frequency): rarer words count more."""
     result = SearchResult()
+    count = max(total or 0, 1)
+    limit = max(RARE_FLOOR, int(RARE_SHARE * count)) if rare_only else None
     found: dict[str, list[tuple[str, int]]] = {}
     for term in terms:
-        hits = [(key, turn) for key, turn in index.matches(term) if key not in exclude]
-        if hits:
+        # Excluded documents may fill part of an early stop: ask for that many more.
+        at_most = None if limit is None else limit + len(exclude)
+        hits = [(key, turn) for key, turn in index.matches(term, at_most) if key not in exclude]
+        if hits and (limit is None or len(hits) <= limit):
             found[term] = hits
-    count = max(total or 0, 1)
     if rare_only:
-        limit = max(RARE_FLOOR, int(RARE_SHARE * count))
-        found = {t: h for t, h in found.items() if len(h) <= limit}
         found = _without_shadowed(found)
     if not found:
         return result
