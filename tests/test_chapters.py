@@ -143,7 +143,7 @@ def test_chapters_round_trip_and_old_snapshots_are_unchanged() -> None:
     again = SummaryStore.from_dict(data, "en")
     assert again.chapters == folded.chapters
     assert again.render() == "[Turns 1-2, chapter] Both."
-    assert [line for line in again.lines()] == ["[Turn 1] One.", "[Turn 2] Two."]
+    assert again.lines() == ["[Turn 1] One.", "[Turn 2] Two."]
     assert again.drop_from(3).chapters == folded.chapters
     assert again.drop_from(2).chapters == (), "undoing the turn that folded drops the fold"
 
@@ -199,3 +199,57 @@ def test_chapters_are_stored_exported_and_follow_undo(
     finally:
         play.close()
         store.close()
+
+
+def test_a_recorded_replay_makes_the_same_folds_and_recalls_byte_for_byte(
+    tmp_path: Path, clean_environ: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from narrative_cli.play.options import PlayOptions
+
+    from .test_replay import echo_writer, live, replay, requests_of, st_log
+
+    monkeypatch.setenv("NARRATIVE_SUMMARY_BUDGET", "60")
+    inputs = ("I wave to Oskar on the pier.", *(f"I look at buoy {n}." for n in range(2, 24)),
+              "Where did Oskar go?")
+    card, log = write_card(tmp_path, []), st_log(tmp_path, "long", inputs)
+    with ScriptedServer() as server:
+        Script({"analysis": _analysis_reply(), "compaction": _folded,
+                "merged_writing": echo_writer}).install(server)
+        recorded = replay([log], live(server, card, trace=str(tmp_path / "t1")))
+    assert recorded.outcomes[0].status == "done"
+    prompts = requests_of(tmp_path / "t1")
+    assert any("<summary_to_fold>" in p for p in prompts)
+    last_writer = prompts[-2]  # the last turn's writer (its analysis is the last call)
+    assert "Oskar on the pier" in last_writer.split("<text_recall>")[1].split("</text_recall>")[0]
+    offline = PlayOptions(card=str(card), trace=str(tmp_path / "t2"))
+    again = replay([log], offline, responses=str(tmp_path / "t1"))
+    assert again.outcomes[0].status == "done"
+    assert requests_of(tmp_path / "t2") == prompts
+    assert again.outcomes[0].final == recorded.outcomes[0].final
+
+
+def test_folding_never_changes_what_the_state_engine_owns(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    def analysis() -> Any:
+        counter = {"turn": 0}
+
+        def reply(request: RecordedRequest) -> dict[str, Any]:
+            counter["turn"] += 1
+            n = counter["turn"]
+            events = [{"type": "add_item", "params": {"item": f"shell {n % 4}", "quantity": 1}},
+                      {"type": "move", "params": {"location": f"buoy {n}"}}]
+            return {"events": events, "summary_entries": [f"The traveller pocketed shell {n}."]}
+
+        return reply
+
+    states = []
+    for budget in (60, 0):
+        Script({"analysis": analysis(), "compaction": _folded}).install(scripted_server)
+        story, backends = _story(tmp_path, scripted_server, mode="merged", summary_budget=budget)
+        _play(story, backends, 30)
+        chapters = SummaryStore.from_dict(story.snapshot.summaries, "en").chapters
+        assert bool(chapters) == bool(budget)
+        states.append(story.snapshot.state)
+    assert states[0] == states[1]
+    assert "shell 1" in json.dumps(states[0])

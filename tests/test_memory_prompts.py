@@ -43,8 +43,11 @@ def memory_inputs(lang: str) -> PromptInputs:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("agent", ["planning", "writing", "merged_writing", "analysis"])
-def test_golden_prompts_with_chapters_and_recall(agent: str, lang: str, update_golden: bool) -> None:
-    check_golden(build_prompt(agent, memory_inputs(lang)), f"{lang}-chapters-recall", update_golden)
+def test_golden_prompts_with_chapters_and_recall(
+    agent: str, lang: str, update_golden: bool
+) -> None:
+    prompt = build_prompt(agent, memory_inputs(lang))
+    check_golden(prompt, f"{lang}-chapters-recall", update_golden)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -110,7 +110,8 @@ class SummaryStore:
         """A store without the entries of ``turn`` and every later turn (undo), and without
         the chapters made from then on."""
         kept = tuple(e for e in self.entries if e.turn < turn)
-        return SummaryStore(self.lang, kept, tuple(c for c in self.chapters if c.shown_from <= turn))
+        folds = tuple(c for c in self.chapters if c.shown_from <= turn)
+        return SummaryStore(self.lang, kept, folds)
 
     def with_chapter(self, chapter: Chapter) -> SummaryStore:
         """A store with one more fold (the entries it covers stay, hidden from prompts)."""
@@ -136,7 +137,8 @@ class SummaryStore:
             if not any(first <= turn <= last for first, last in spans)
         ]
         items.sort(key=lambda item: item[0])
-        return [(last, text) for _, last, text in items if before_turn is None or last < before_turn]
+        wanted = [item for item in items if before_turn is None or item[1] < before_turn]
+        return [(last, text) for _, last, text in wanted]
 
     def turns(self) -> list[int]:
         """The turns that have entries, in order."""
