@@ -18,6 +18,7 @@ turns in ``<text_recall>``, oldest first. A story without an index (an embedder 
 from __future__ import annotations
 
 from narrative_cli.context.inputs import HistoryTurn
+from narrative_cli.errors import StoreError
 from narrative_cli.context.text_search import (
     CHAPTER,
     SUMMARY,
@@ -78,27 +79,36 @@ def search_stage(state: TurnState, notes: list[str]) -> None:
     if index is None or not (asked or pipeline.auto_recall):
         return
     with state.stage("recall"):
-        docs = documents(state.history, state.summaries)
-        index.sync(docs)
-        exclude = shown_keys(state, docs) | {f"turn:{t.number}" for t in state.recall}
-        searchable = len(docs) - len(exclude)
-        passages: list[Passage] = []
-        if asked:
-            used = sum(estimate_tokens(t.narrative) for t in state.recall)
-            budget = max(pipeline.text_recall_budget - used, 0)
-            found = search(index, asked, rare_only=False, exclude=exclude,
-                           budget_tokens=budget, total=searchable)
-            passages += found.passages
-            notes.extend(f"planner {note}" for note in found.notes)
-            exclude |= {p.key for p in found.passages}
-        if pipeline.auto_recall and pipeline.auto_recall_budget > 0:
-            found = search(index, input_terms(state.user_input), rare_only=True, exclude=exclude,
-                           budget_tokens=pipeline.auto_recall_budget, total=searchable)
-            passages += found.passages
-            notes.extend(f"auto {note}" for note in found.notes)
-        if passages:
-            notes.append("text search found " + ", ".join(_where(p) for p in passages))
-            state.recall = merge(state.recall, passages)
+        try:
+            _search(state, index, asked, notes)
+        except StoreError as error:  # the index is a help, never a reason to lose a turn
+            state.warn("recall", f"text search skipped this turn: {error}")
+
+
+def _search(state: TurnState, index: TextIndex, asked: list[str], notes: list[str]) -> None:
+    """Sync the index, then the planner's search and the automatic one."""
+    pipeline = state.story.settings.pipeline
+    docs = documents(state.history, state.summaries)
+    index.sync(docs)
+    exclude = shown_keys(state, docs) | {f"turn:{t.number}" for t in state.recall}
+    searchable = len(docs) - len(exclude)
+    passages: list[Passage] = []
+    if asked:
+        used = sum(estimate_tokens(t.narrative) for t in state.recall)
+        budget = max(pipeline.text_recall_budget - used, 0)
+        found = search(index, asked, rare_only=False, exclude=exclude,
+                       budget_tokens=budget, total=searchable)
+        passages += found.passages
+        notes.extend(f"planner {note}" for note in found.notes)
+        exclude |= {p.key for p in found.passages}
+    if pipeline.auto_recall and pipeline.auto_recall_budget > 0:
+        found = search(index, input_terms(state.user_input), rare_only=True, exclude=exclude,
+                       budget_tokens=pipeline.auto_recall_budget, total=searchable)
+        passages += found.passages
+        notes.extend(f"auto {note}" for note in found.notes)
+    if passages:
+        notes.append("text search found " + ", ".join(_where(p) for p in passages))
+        state.recall = merge(state.recall, passages)
 
 
 def merge(recalled: list[HistoryTurn], passages: list[Passage]) -> list[HistoryTurn]:
