@@ -1,14 +1,15 @@
 """Long-story memory (issue #17 items 1 and 2): flat prompts at length, and planted facts.
 
-f. Prompt tokens per turn at turn 100 against turn ``--turns`` (2,000): the sample card
-   ``lantern-keeper.png`` (serial: planning, dice and code tool, writing, analysis, llm log
-   tool, mvu_extract), every turn played through a ``PlaySession`` on a real session database
-   against the zero-latency scripted server (scripted replies, the compaction agent's too).
-   Tokens are the project's estimate over every message of every request a turn sends,
-   averaged over the five turns ending at each point (one cut cycle of the 3+4 window).
-   Baseline, same run: the same story with chapter memory and the automatic search off
-   (``summary_budget: 0``, ``auto_recall: false``), the behaviour before #17, to
-   ``--baseline-turns``.
+f. Prompt tokens per turn at turn 100 against turn ``--turns`` (2,000), scripted replies (the
+   compaction agent's too) from the zero-latency scripted server. ``--card harbor`` (default):
+   a Chinese card in merged mode (writer, analysis, compaction); ``--card lantern``: the sample
+   card ``lantern-keeper.png`` in serial mode (planning, dice and code tool, writing, analysis,
+   llm log tool, mvu_extract), several times slower to play. Turns run with ``run_turn`` on a
+   story holding a session database's text index (the automatic search is on). Tokens are the
+   project's estimate over every message of every request a turn sends, averaged over the five
+   turns ending at each point (one cut cycle of the 3+4 window). Baseline, same run: the same
+   story with chapter memory and the automatic search off (``summary_budget: 0``,
+   ``auto_recall: false``), the behaviour before #17, to ``--baseline-turns``.
 g. Planted facts: a scripted Chinese story of ``--fact-turns`` (600) turns in which 20 facts
    (who hid which thing where) are told at seeded random turns, each once, in the story text
    only (the scripted analysis writes a generic summary entry, so no summary carries them);
@@ -16,7 +17,7 @@ g. Planted facts: a scripted Chinese story of ``--fact-turns`` (600) turns in wh
    prompt when the place it names is in the writer's request of the turn that asks.
 
     python benchmarks/memory.py [--parts fg] [--turns 2000] [--baseline-turns 500]
-                                [--fact-turns 600] [--seed 17]
+                                [--fact-turns 600] [--seed 17] [--card harbor|lantern]
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tests.servers import RecordedRequest, ScriptedServer  # noqa: E402
 
 from narrative_cli.config import PipelineSettings, Settings  # noqa: E402
 from narrative_cli.pipeline.backendset import BackendSet  # noqa: E402
+from narrative_cli.pipeline.orchestrator import run_turn  # noqa: E402
 from narrative_cli.pipeline.story import open_story  # noqa: E402
 from narrative_cli.play.controller import PlaySession  # noqa: E402
 from narrative_cli.store.sessions import SessionStore  # noqa: E402
@@ -111,28 +113,41 @@ def request_tokens(request: RecordedRequest) -> int:
 
 def play_story(
     card: Path, replies: Callable[[Any, RecordedRequest], str], inputs: Callable[[int], str],
-    turns: int, **pipeline: Any,
+    turns: int, *, store_turns: bool = True, **pipeline: Any,
 ) -> tuple[list[list[RecordedRequest]], float]:
-    """Play ``turns`` turns through a PlaySession on a fresh session database; the requests of
-    each turn, and the seconds it took."""
+    """Play ``turns`` turns on a fresh session database; the requests of each turn, and the
+    seconds it took. ``store_turns``: through a PlaySession (every turn committed); otherwise
+    ``run_turn`` on the story with the session's text index attached (the prompts are the same;
+    the commits, which do not change them, are left out to save time on a loaded machine)."""
     with ScriptedServer() as server, tempfile.TemporaryDirectory() as folder:
         server.reply_with(replies)
         settings = settings_for(server, **pipeline)
         story = open_story(card, settings=settings, seed=2024)
         store = SessionStore(Path(folder) / "sessions.db")
-        play = PlaySession.start(store, story, BackendSet.from_settings(settings))
+        backends = BackendSet.from_settings(settings)
+        play = PlaySession.start(store, story, backends) if store_turns else None
+        if play is None:
+            sid = store.create_session("bench", card_path=str(card), card_hash="",
+                                       snapshot=story.snapshot.to_dict())
+            story.text_index = store.text_index(sid)
         per_turn: list[list[RecordedRequest]] = []
         started = time.perf_counter()
         try:
             for number in range(1, turns + 1):
                 before = len(server.requests)
-                play.play(inputs(number))
+                if play is not None:
+                    play.play(inputs(number))
+                else:
+                    story.advance(run_turn(story, inputs(number), backends))
                 per_turn.append(server.requests[before:])
                 if number % 250 == 0:
                     print(f"    … turn {number}, {time.perf_counter() - started:.0f} s",
                           flush=True)
         finally:
-            play.close()
+            if play is not None:
+                play.close()
+            else:
+                backends.close()
             store.close()
         return per_turn, time.perf_counter() - started
 
@@ -144,10 +159,18 @@ def tokens_at(per_turn: list[list[RecordedRequest]], turn: int) -> float:
 
 
 def part_f(args: argparse.Namespace) -> None:
-    print(f"f. prompt tokens per turn, lantern-keeper (serial), {args.turns} turns")
-    lantern = lambda number: INPUTS[number % len(INPUTS)]  # noqa: E731
+    if args.card == "lantern":
+        card, replies = LANTERN, Lantern
+        inputs: Callable[[int], str] = lambda number: INPUTS[number % len(INPUTS)]  # noqa: E731
+        title = "lantern-keeper (serial: planning, tools, writing, analysis, post tools)"
+    else:
+        folder = tempfile.mkdtemp()
+        card, replies = harbor_card(Path(folder)), Harbor.empty
+        inputs = lambda number: WALKS[number % len(WALKS)]  # noqa: E731
+        title = "a Chinese harbour card (merged: writer and analysis)"
+    print(f"f. prompt tokens per turn, {title}, {args.turns} turns")
     points = [p for p in (10, 100, 500, 1000, 2000) if p <= args.turns]
-    ours, seconds = play_story(LANTERN, Lantern(), lantern, args.turns)
+    ours, seconds = play_story(card, replies(), inputs, args.turns, store_turns=False)
     folds = sum(1 for requests in ours for r in requests if r.agent == "compaction")
     print(f"  chapter memory on: {seconds:.0f} s, {folds} compaction calls")
     for point in points:
@@ -156,8 +179,8 @@ def part_f(args: argparse.Namespace) -> None:
         ratio = tokens_at(ours, args.turns) / tokens_at(ours, 100)
         print(f"    turn {args.turns} / turn 100: {ratio:.2f}x (target <= 1.5x)")
     if args.baseline_turns:
-        base, seconds = play_story(LANTERN, Lantern(), lantern, args.baseline_turns,
-                                   summary_budget=0, auto_recall=False)
+        base, seconds = play_story(card, replies(), inputs, args.baseline_turns,
+                                   store_turns=False, summary_budget=0, auto_recall=False)
         print(f"  baseline (no chapters, no automatic search): {seconds:.0f} s")
         for point in (p for p in points if p <= args.baseline_turns):
             print(f"    turn {point:>5}: {tokens_at(base, point):>8.0f} tokens")
@@ -195,6 +218,11 @@ class Harbor:
 
     facts: dict[int, int]  # turn → fact index
     turn: int = 0
+
+    @classmethod
+    def empty(cls) -> Harbor:
+        """The same story without planted facts."""
+        return cls({})
 
     def __call__(self, body: Any, request: RecordedRequest) -> str:
         agent = request.agent
@@ -275,6 +303,8 @@ def main() -> None:
     parser.add_argument("--baseline-turns", type=int, default=500)
     parser.add_argument("--fact-turns", type=int, default=600)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--card", choices=("harbor", "lantern"), default="harbor",
+                        help="part f's card (lantern: the sample card, slower)")
     args = parser.parse_args()
     if "g" in args.parts:
         part_g(args)

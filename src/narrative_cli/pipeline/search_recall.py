@@ -18,7 +18,6 @@ turns in ``<text_recall>``, oldest first. A story without an index (an embedder 
 from __future__ import annotations
 
 from narrative_cli.context.inputs import HistoryTurn
-from narrative_cli.errors import StoreError
 from narrative_cli.context.text_search import (
     CHAPTER,
     SUMMARY,
@@ -30,6 +29,7 @@ from narrative_cli.context.text_search import (
     query_terms,
     search,
 )
+from narrative_cli.errors import StoreError
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.chapters import visible_chapters
 from narrative_cli.state.summaries import SummaryStore
