@@ -8,6 +8,8 @@ block even when it is empty: ``make_prompt`` drops empty blocks.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.templates import fill, label
 from narrative_cli.context.blocks import Block, plain, tagged
@@ -99,12 +101,17 @@ def story_summary(
         return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
     shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
     shown = visible_chapters(inputs.chapters, shown_by)
-    spans = [(c.first, c.last) for c in shown]
+    starts, ends = [c.first for c in shown], [c.last for c in shown]  # disjoint, in order
+
+    def folded(turn: int) -> bool:
+        at = bisect_right(starts, turn) - 1
+        return at >= 0 and turn <= ends[at]
+
     items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
     items += [
         (e.turn, e.text.strip())
         for e in inputs.summaries
-        if (first is None or e.turn < first) and not any(a <= e.turn <= b for a, b in spans)
+        if (first is None or e.turn < first) and not folded(e.turn)
     ]
     items.sort(key=lambda item: item[0])
     text = "\n".join(line for _, line in items if line)

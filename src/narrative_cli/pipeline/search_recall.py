@@ -36,18 +36,45 @@ from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tokens import estimate_tokens
 
 
+# A past turn's document, kept by the turn (the same turn gives the same document every turn
+# after, so it is made once). Bounded: cleared when it passes _KEEP_AT_MOST.
+_TURN_DOCS: dict[HistoryTurn, Document | None] = {}
+_KEEP_AT_MOST = 50_000
+
+
+_SUMMARY_DOCS: dict[tuple[int, int, str], Document] = {}
+
+
+def _turn_document(turn: HistoryTurn) -> Document | None:
+    if turn in _TURN_DOCS:
+        return _TURN_DOCS[turn]
+    text = f"{turn.user}\n{turn.narrative}".strip()
+    found = Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
+    if len(_TURN_DOCS) >= _KEEP_AT_MOST:
+        _TURN_DOCS.clear()
+    _TURN_DOCS[turn] = found
+    return found
+
+
+def _summary_document(turn: int, index: int, line: str) -> Document:
+    key = (turn, index, line)
+    found = _SUMMARY_DOCS.get(key)
+    if found is None:
+        found = Document(f"summary:{turn}:{index}", turn, SUMMARY, line)
+        if len(_SUMMARY_DOCS) >= _KEEP_AT_MOST:
+            _SUMMARY_DOCS.clear()
+        _SUMMARY_DOCS[key] = found
+    return found
+
+
 def documents(history: list[HistoryTurn], summaries: SummaryStore) -> list[Document]:
     """Every searchable text of the story so far: each finished turn (the player's words and
     the story's), each summary entry, each chapter and arc."""
-    found = [
-        Document(f"turn:{t.number}", t.number, TURN, f"{t.user}\n{t.narrative}".strip())
-        for t in history
-        if t.narrative.strip() or t.user.strip()
-    ]
+    found = [doc for doc in map(_turn_document, history) if doc is not None]
     position: dict[int, int] = {}
     for turn, line in summaries.labelled_entries:
         index = position[turn] = position.get(turn, -1) + 1
-        found.append(Document(f"summary:{turn}:{index}", turn, SUMMARY, line))
+        found.append(_summary_document(turn, index, line))
     for c in summaries.chapters:
         key = f"chapter:{c.first}-{c.last}:{c.level}:{c.shown_from}"
         found.append(Document(key, c.last, CHAPTER, c.labelled(summaries.lang)))

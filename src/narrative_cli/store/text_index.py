@@ -58,7 +58,7 @@ class SessionTextIndex:
         changed = [d for key, d in wanted.items() if held.get(key) != d]
         if not gone and not changed:
             return
-        with self.db.transaction() as conn:
+        with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
             conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
             ids = []
             for d in changed:
