@@ -128,11 +128,16 @@ def search(
     count = max(total or 0, 1)
     limit = max(RARE_FLOOR, int(RARE_SHARE * count)) if rare_only else None
     found: dict[str, list[tuple[str, int]]] = {}
-    for term in terms:
+    dead: list[str] = []  # terms found nowhere searchable: no longer term holding one can be
+    for term in sorted(dict.fromkeys(terms), key=len):  # shorter first, each once
+        if any(part in term for part in dead):
+            continue
         # Excluded documents may fill part of an early stop: ask for that many more.
         at_most = None if limit is None else limit + len(exclude)
         hits = [(key, turn) for key, turn in index.matches(term, at_most) if key not in exclude]
-        if hits and (limit is None or len(hits) <= limit):
+        if not hits:
+            dead.append(term)
+        elif limit is None or len(hits) <= limit:
             found[term] = hits
     if rare_only:
         found = _without_shadowed(found)

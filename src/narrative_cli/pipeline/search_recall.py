@@ -17,6 +17,9 @@ turns in ``<text_recall>``, oldest first. A story without an index (an embedder 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.context.text_search import (
     CHAPTER,
@@ -35,36 +38,29 @@ from narrative_cli.state.chapters import visible_chapters
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tokens import estimate_tokens
 
-
-# A past turn's document, kept by the turn (the same turn gives the same document every turn
-# after, so it is made once). Bounded: cleared when it passes _KEEP_AT_MOST.
-_TURN_DOCS: dict[HistoryTurn, Document | None] = {}
+# Documents made once: a past turn (or summary line) is the same object turn after turn, so its
+# document is found by the object's id (checked to be that object). Bounded: cleared when full.
+_MADE: dict[int, tuple[object, Document | None]] = {}
 _KEEP_AT_MOST = 50_000
 
 
-_SUMMARY_DOCS: dict[tuple[int, int, str], Document] = {}
+def _made(source: object, make: Callable[[], Document | None]) -> Document | None:
+    found = _MADE.get(id(source))
+    if found is not None and found[0] is source:
+        return found[1]
+    document = make()
+    if len(_MADE) >= _KEEP_AT_MOST:
+        _MADE.clear()
+    _MADE[id(source)] = (source, document)  # holding the source keeps its id unique
+    return document
 
 
 def _turn_document(turn: HistoryTurn) -> Document | None:
-    if turn in _TURN_DOCS:
-        return _TURN_DOCS[turn]
-    text = f"{turn.user}\n{turn.narrative}".strip()
-    found = Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
-    if len(_TURN_DOCS) >= _KEEP_AT_MOST:
-        _TURN_DOCS.clear()
-    _TURN_DOCS[turn] = found
-    return found
+    def make() -> Document | None:
+        text = f"{turn.user}\n{turn.narrative}".strip()
+        return Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
 
-
-def _summary_document(turn: int, index: int, line: str) -> Document:
-    key = (turn, index, line)
-    found = _SUMMARY_DOCS.get(key)
-    if found is None:
-        found = Document(f"summary:{turn}:{index}", turn, SUMMARY, line)
-        if len(_SUMMARY_DOCS) >= _KEEP_AT_MOST:
-            _SUMMARY_DOCS.clear()
-        _SUMMARY_DOCS[key] = found
-    return found
+    return _made(turn, make)
 
 
 def documents(history: list[HistoryTurn], summaries: SummaryStore) -> list[Document]:
@@ -72,9 +68,14 @@ def documents(history: list[HistoryTurn], summaries: SummaryStore) -> list[Docum
     the story's), each summary entry, each chapter and arc."""
     found = [doc for doc in map(_turn_document, history) if doc is not None]
     position: dict[int, int] = {}
-    for turn, line in summaries.labelled_entries:
+    for item in summaries.labelled_entries:
+        turn, line = item
         index = position[turn] = position.get(turn, -1) + 1
-        found.append(_summary_document(turn, index, line))
+        key = f"summary:{turn}:{index}"
+        made = _made(item, partial(Document, key, turn, SUMMARY, line))
+        if made is None or made.key != key:  # the same line at another place: a new document
+            made = Document(key, turn, SUMMARY, line)
+        found.append(made)
     for c in summaries.chapters:
         key = f"chapter:{c.first}-{c.last}:{c.level}:{c.shown_from}"
         found.append(Document(key, c.last, CHAPTER, c.labelled(summaries.lang)))

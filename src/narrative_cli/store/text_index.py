@@ -55,7 +55,15 @@ class SessionTextIndex:
         held = self._documents()
         wanted = {document.key: document for document in documents}
         gone = [key for key in held if key not in wanted]
-        changed = [d for key, d in wanted.items() if held.get(key) != d]
+        changed = []
+        for key, document in wanted.items():
+            known = held.get(key)
+            if known is document:  # the usual case: the very document synced last turn
+                continue
+            if known == document:
+                held[key] = document  # the same from now on: found by identity next turn
+            else:
+                changed.append(document)
         if not gone and not changed:
             return
         with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
