@@ -375,7 +375,7 @@ def test_an_old_database_file_is_migrated_and_keeps_its_sessions(tmp_path: Path)
     raw.close()
 
     with SessionStore(path) as store:
-        assert store.db.query("PRAGMA user_version") == [(3,)]
+        assert store.db.query("PRAGMA user_version") == [(len(MIGRATIONS),)]
         info = store.session(1)
         assert (info.name, info.settings, info.chat_metadata, info.parent_id) == (
             "old game",

@@ -115,6 +115,9 @@ class PipelineSettings:
     parallel: bool = False
     text_recall: bool = False
     text_recall_budget: int = 2000
+    summary_budget: int = 1500  # tokens of <story_summary> before chapters fold (0: never)
+    auto_recall: bool = True  # search past text for the input's rare words each turn
+    auto_recall_budget: int = 600  # tokens of <text_recall> the automatic search may fill
     preset_mode: str = "none"
     preset: str = ""  # a Chat Completion preset file used when --preset is not given
     # The Author's Note of new chats (a chat's own note, e.g. an imported one, wins).

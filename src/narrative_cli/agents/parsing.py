@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.agents.repair import repair_json
-from narrative_cli.agents.schemas import ANALYSIS_SCHEMA, MVU_PATCH_SCHEMA, PLAN_SCHEMA
+from narrative_cli.agents.schemas import (
+    ANALYSIS_SCHEMA,
+    COMPACTION_SCHEMA,
+    MVU_PATCH_SCHEMA,
+    PLAN_SCHEMA,
+)
 from narrative_cli.agents.templates import fill
 from narrative_cli.agents.validation import Dropped, check, type_name
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
@@ -100,6 +105,13 @@ def parse_analysis(
 ) -> ParseResult:
     """The merged analysis reply (ANALYSIS_SCHEMA)."""
     return parse_reply(text, ANALYSIS_SCHEMA, lang=lang, finish_reason=finish_reason)
+
+
+def parse_compaction(
+    text: str | None, lang: str = "en", finish_reason: str | None = None
+) -> ParseResult:
+    """The compaction agent's chapter or arc summary (COMPACTION_SCHEMA)."""
+    return parse_reply(text, COMPACTION_SCHEMA, lang=lang, finish_reason=finish_reason)
 
 
 def parse_mvu_patches(

@@ -71,6 +71,7 @@ class Plan:
     continuity_notes: tuple[str, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
     text_recall: tuple[int, ...] = ()
+    recall_terms: tuple[str, ...] = ()  # words to search the story's text for (issue #17)
     source: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -86,6 +87,7 @@ class Plan:
             continuity_notes=_texts(data.get("continuity_notes")),
             tool_calls=tuple(ToolCall.from_json(c) for c in _items(data.get("tool_calls"))),
             text_recall=tuple(n for n in recall if isinstance(n, int) and not isinstance(n, bool)),
+            recall_terms=tuple(t.strip() for t in _texts(data.get("recall_terms")) if t.strip()),
             source=copy.deepcopy(dict(data)),
         )
 

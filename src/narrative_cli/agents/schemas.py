@@ -40,6 +40,9 @@ PLAN_SCHEMA: dict[str, Any] = {
             5,
         ),
         "text_recall": _list({"type": "integer", "minimum": 0}, 5),
+        # issue #17: search terms for the text index; no default, so a plan without them is
+        # stored as it came (records stay byte-identical to those written before)
+        "recall_terms": {"type": "array", "items": _text(40), "maxItems": 5},
     },
     "required": ["narrative_direction"],
 }
@@ -83,8 +86,15 @@ MVU_PATCH_SCHEMA: dict[str, Any] = {
     "required": ["patches"],
 }
 
+COMPACTION_SCHEMA: dict[str, Any] = {  # issue #17: a chapter or arc summary
+    "type": "object",
+    "properties": {"summary": _text(2000, default="")},  # empty: the fold failed, said so
+    "required": [],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "plan": PLAN_SCHEMA,
+    "compaction": COMPACTION_SCHEMA,
     "analysis": ANALYSIS_SCHEMA,
     "mvu_patch": MVU_PATCH_SCHEMA,
 }

@@ -107,8 +107,17 @@ AGENTS: tuple[AgentSpec, ...] = (
     AgentSpec(
         name="planning",
         stage="planning",
-        templates=("planning_system", "planning_closing", "planning_dice_rule"),
-        system=("preset_system", "worldinfo1", "system_rules", "tool_list", "planning_dice_rule"),
+        templates=(
+            "planning_system", "planning_closing", "planning_dice_rule", "planning_recall_rule"
+        ),
+        system=(
+            "preset_system",
+            "worldinfo1",
+            "system_rules",
+            "tool_list",
+            "planning_dice_rule",
+            "planning_recall_rule",
+        ),
         user=(
             "character",
             "worldinfo2",
@@ -229,6 +238,19 @@ AGENTS: tuple[AgentSpec, ...] = (
         max_tokens=1024,
         small_max_tokens=192,
         slot_family="mvu_extract",
+    ),
+    AgentSpec(  # issue #17: folds old summary entries into chapters, chapters into arcs
+        name="compaction",
+        stage="post",
+        templates=("compaction_system", "compaction_closing"),
+        system=("system_rules",),
+        user=("fold_source", "fold_request"),
+        schema="compaction",
+        parser="parse_compaction",
+        max_tokens=1024,
+        small_max_tokens=192,
+        slot_family="compaction",
+        once_per_turn=False,  # a cut may fold entries, then chapters, then arcs
     ),
     AgentSpec(  # llm tools: each builds its own messages (tools.llm_tools)
         name="tool",

@@ -42,6 +42,9 @@ pipeline:
   parallel: false
   text_recall: false
   text_recall_budget: 2000
+  summary_budget: 1500          # tokens of the story summary before old entries fold (0: never)
+  auto_recall: true             # past passages naming the input's rare words, every turn
+  auto_recall_budget: 600
   preset_mode: none             # none | split; a preset you give (--preset) is always used
   preset: ""                    # a Chat Completion preset file when --preset is not given
   authors_note: ""              # Author's Note of new chats (/note sets a chat's own)

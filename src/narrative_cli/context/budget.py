@@ -127,6 +127,14 @@ def _drop_oldest_turn(inputs: PromptInputs, agent: str) -> Shrunk | None:
 
 
 def _drop_summary(inputs: PromptInputs, agent: str) -> Shrunk | None:
+    if inputs.chapters and (
+        not inputs.summaries or inputs.chapters[0].first <= inputs.summaries[0].turn
+    ):  # the oldest fold goes first, with the entries it covers (they are hidden behind it)
+        fold = inputs.chapters[0]
+        rest = [e for e in inputs.summaries if e.turn > fold.last]
+        detail = f"turns {fold.first}-{fold.last}: {_preview(fold.text)}"
+        return "story_summary", detail, replace(inputs, summaries=rest,
+                                                chapters=inputs.chapters[1:])
     if not inputs.summaries:
         return None
     first = inputs.summaries[0]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from narrative_cli.agents.replies import Plan
 from narrative_cli.domain import AuthorsNote, Card, Persona, Preset
 from narrative_cli.errors import ConfigError
+from narrative_cli.state.chapters import Chapter, Fold
 
 Lang = Literal["zh", "en"]
 PresetMode = Literal["none", "split"]
@@ -66,6 +67,7 @@ class PromptInputs:
     planning_window: WindowSettings = PLANNING_WINDOW
     writing_window: WindowSettings = WRITING_WINDOW
     summaries: list[SummaryEntry] = field(default_factory=list)
+    chapters: list[Chapter] = field(default_factory=list)  # folds of old entries (#17)
     state_summary: str = ""
     worldinfo1: list[str] = field(default_factory=list)
     worldinfo2: list[str] = field(default_factory=list)
@@ -81,6 +83,8 @@ class PromptInputs:
     dice_in_results: bool = False  # the engine rolled dice this turn
     text_recall: list[HistoryTurn] = field(default_factory=list)  # context.recall output
     mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
+    fold: Fold | None = None  # what the compaction agent is asked to fold (issue #17)
+    text_search: bool = False  # the story has a text index the planner's recall_terms search
     # Macro environment (compat §6): injected clock and the session rng keep prompts reproducible.
     clock: datetime | None = None
     rng: random.Random | None = None

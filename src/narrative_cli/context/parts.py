@@ -8,14 +8,17 @@ block even when it is empty: ``make_prompt`` drops empty blocks.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from narrative_cli.agents.guide import writing_guide_text
-from narrative_cli.agents.templates import label
+from narrative_cli.agents.templates import fill, label
 from narrative_cli.context.blocks import Block, plain, tagged
 from narrative_cli.context.examples import example_dialogues
 from narrative_cli.context.expand import PresetText, split_preset
 from narrative_cli.context.inputs import PRESET_MODES, HistoryTurn, PromptInputs, WindowSettings
-from narrative_cli.context.window import stable_window, trim_oldest
+from narrative_cli.context.window import stable_window, trim_oldest, window_first
 from narrative_cli.errors import ConfigError
+from narrative_cli.state.chapters import visible_chapters
 
 ENTRY_SEPARATOR = "\n\n"
 EXAMPLE_CHAT = "[Example Chat]"
@@ -91,15 +94,65 @@ def recent_turns(turns: list[HistoryTurn], lang: str) -> Block:
     return tagged("recent_turns", "\n\n".join(rendered), stable=True)
 
 
-def story_summary(inputs: PromptInputs, turns: list[HistoryTurn] | None) -> Block:
+def story_summary(
+    inputs: PromptInputs, turns: list[HistoryTurn] | None, settings: WindowSettings | None = None
+) -> Block:
     """``<story_summary>``. Given the window, only the turns before its first turn.
 
     The window shows its own turns in full, so their summaries would repeat them; leaving them
     out keeps this block unchanged until the window cuts, and the prompt's cached prefix with it.
+    Chapters and arcs (issue #17) replace the entries they fold; an agent with a window sees a
+    fold only from its window's latest cut on (``settings``), so it too changes only at a cut.
     """
     first = (turns[0].number if turns else inputs.turn) if turns is not None else None
-    lines = [e.text.strip() for e in inputs.summaries if first is None or e.turn < first]
-    return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
+    if not inputs.chapters:
+        lines = [e.text.strip() for e in inputs.summaries if first is None or e.turn < first]
+        return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
+    shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
+    shown = visible_chapters(inputs.chapters, shown_by)
+    starts, ends = [c.first for c in shown], [c.last for c in shown]  # disjoint, in order
+
+    def folded(turn: int) -> bool:
+        at = bisect_right(starts, turn) - 1
+        return at >= 0 and turn <= ends[at]
+
+    items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
+    items += [
+        (e.turn, e.text.strip())
+        for e in inputs.summaries
+        if (first is None or e.turn < first) and not folded(e.turn)
+    ]
+    items.sort(key=lambda item: item[0])
+    text = "\n".join(line for _, line in items if line)
+    return tagged("story_summary", text, stable=True)
+
+
+def last_cut(inputs: PromptInputs, settings: WindowSettings) -> int:
+    """The turn at which this window last cut (or began): the turn whose prompt first had
+    the window's current first turn. Turns are numbered consecutively."""
+    length = len(inputs.history)
+    first = window_first(length, settings.n, settings.m)
+    began = settings.n + first if first > 0 else 0  # the history length at that cut
+    return inputs.turn - (length - began)
+
+
+def fold_source(inputs: PromptInputs) -> Block:
+    """``<summary_to_fold>``: the labelled entries (or chapters) the compaction agent folds."""
+    fold = inputs.fold
+    return tagged("summary_to_fold", "\n".join(fold.lines) if fold else "")
+
+
+def fold_request(inputs: PromptInputs) -> Block:
+    """The compaction agent's closing: which turns, chapter or arc, and the length limit
+    (characters in Chinese, about one per token; words in English, about 0.7 per token)."""
+    fold = inputs.fold
+    if fold is None:
+        return plain("closing", "")
+    zh = inputs.lang == "zh"
+    limit = fold.limit_tokens if zh else max(int(fold.limit_tokens * 0.7), 20)
+    text = fill(inputs.lang, "compaction_closing", first=fold.first, last=fold.last,
+                kind=fold.kind(inputs.lang), limit=limit)
+    return plain("closing", text)
 
 
 def character_note(inputs: PromptInputs) -> Block:

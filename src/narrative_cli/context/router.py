@@ -30,6 +30,7 @@ from narrative_cli.context.inputs import (
     WindowSettings,
 )
 from narrative_cli.context.preset_prompt import build_preset_writing
+from narrative_cli.context.window import window_first
 
 __all__ = [
     "BLOCKS",
@@ -83,6 +84,16 @@ def _writer_dice_rule(src: Source) -> Block:
     return _dice_rule(src, "writing_dice_rule", src.inputs.dice_rules or rolled)
 
 
+def _recall_rule(src: Source) -> Block:
+    """How to ask for search terms (issue #17), once the story has a text index and turns
+    before the window to search: from the window's first cut on, in the cached head."""
+    inputs, settings = src.inputs, src.inputs.window_settings(src.spec.window)
+    past = window_first(len(inputs.history), settings.n, settings.m) > 0
+    wanted = inputs.text_search and past
+    return plain("recall_rule", template(src.lang, "planning_recall_rule") if wanted else "",
+                 stable=True)
+
+
 # How each named block is made; an agent's row lists the names it gets.
 BLOCKS: dict[str, Callable[[Source], Block]] = {
     "preset_system": lambda s: parts.preset_system(s.inputs),
@@ -104,7 +115,9 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "writing_dice_rule": _writer_dice_rule,
     "character": lambda s: parts.character(s.inputs, examples=False),
     "character_with_examples": lambda s: parts.character(s.inputs, examples=True),
-    "story_summary": lambda s: parts.story_summary(s.inputs, s.turns),
+    "story_summary": lambda s: parts.story_summary(
+        s.inputs, s.turns, s.inputs.window_settings(s.spec.window) if s.spec.window else None
+    ),
     "user_persona": lambda s: parts.persona(s.inputs),
     "recent_turns": lambda s: parts.recent_turns(s.window, s.lang),
     "authors_note": lambda s: parts.authors_note(s.inputs),
@@ -121,6 +134,9 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "narrative_text": lambda s: tagged("narrative_text", s.narrative.strip()),
     "post_history_instructions": lambda s: parts.post_history_instructions(s.inputs),
     "closing": lambda s: plain("closing", template(s.lang, f"{s.spec.name}_closing")),
+    "planning_recall_rule": _recall_rule,
+    "fold_source": lambda s: parts.fold_source(s.inputs),
+    "fold_request": lambda s: parts.fold_request(s.inputs),
 }
 
 

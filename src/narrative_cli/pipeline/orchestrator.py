@@ -15,12 +15,17 @@ Stages, in order:
    turns overlap them too). ``--mode merged|serial|parallel`` forces a path.
 3. **planning** (serial): JSON writing guide, tool calls, text-recall turns.
 4. **tools** (serial): the planner's tool calls: dice, sandboxed code, llm tools.
-5. **recall** (serial): the named turns' original text for ``<text_recall>``.
+5. **recall**: the named turns' original text for ``<text_recall>`` (serial), and in every
+   mode the passages the story's text index finds for the planner's ``recall_terms`` and the
+   input's rare words (``pipeline.search_recall``, issue #17).
 6. **writing**: the writer (or the merged writer) streams the story to the listener.
 7. **analysis**: events and a summary entry, applied through the state engine (rejected events
    kept with their reasons); then post-pipeline tools and ``mvu_extract`` (when the lore has
    ``[InitVar]`` or ``[mvu_update]`` entries and the writer's reply carried no MVU update, which
    ``writing`` already applied: ``pipeline.mvu_step``), see ``pipeline.post``.
+8. **compaction** (issue #17): when the next turn is a cut of the writers' window and the
+   summary block is over ``pipeline.summary_budget``, old entries are folded into chapters
+   (``pipeline.compaction``).
 
 Calls: merged 2, serial 3, plus one per llm tool (planning or post) and one for mvu_extract
 (when it runs), plus one corrective retry per JSON reply that does not parse.
@@ -50,12 +55,14 @@ from narrative_cli.lore.routing import TOOL
 from narrative_cli.lore.stage import LoreScan, run_lore
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
+from narrative_cli.pipeline.compaction import compact_at_cut
 from narrative_cli.pipeline.events import Listener, ignore
 from narrative_cli.pipeline.lore_budget import budget_warnings, lore_settings
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.records import LoreHit
 from narrative_cli.pipeline.samplers import preset_samplers
+from narrative_cli.pipeline.search_recall import search_stage
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
@@ -151,8 +158,10 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
         planning_stage(state)
         tools_stage(state)
         recall_stage(state, notes)
+    search_stage(state, notes)
     writing_stage(state, merged=mode.path == "merged")
     finish_turn(state)
+    compact_at_cut(state)
 
 
 def _lore_stage(state: TurnState) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
+from narrative_cli.context.text_search import TextIndex
 from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset, RegexScript
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.lore.routed import routes_for
@@ -83,6 +84,9 @@ class Story:
     authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
     global_regex: list[RegexScript] = field(default_factory=list)  # run before the card's
     _prompt_regex: RegexScripts | None = field(default=None, repr=False)
+    # The story's full-text index (issue #17; play sets the session database's); None: the
+    # turns search nothing (``pipeline.search_recall``).
+    text_index: TextIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def prompt_regex(self) -> RegexScripts:

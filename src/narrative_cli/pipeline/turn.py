@@ -227,6 +227,7 @@ class TurnState:
             planning_window=WindowSettings(*self.window_settings("planning")),
             writing_window=WindowSettings(*self.window_settings("writing")),
             summaries=self.summary_entries(),
+            chapters=list(self.summaries.chapters),
             state_summary=self.state_text(),
             worldinfo1=[self.lore_text(e) for e in self.routed.worldinfo1],
             worldinfo2=[self.lore_text(e) for e in self.routed.worldinfo2],
@@ -243,6 +244,7 @@ class TurnState:
             global_variables=self.global_variables,
             message_variables=self.message_variables(),
             pick_seed=str(story.seed),
+            text_search=story.text_index is not None,
         )
 
     def message_variables(self) -> dict[str, Any]:

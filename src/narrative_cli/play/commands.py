@@ -87,6 +87,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("state", "", "the game state: time, place, items, relationships, quests, flags"),
     Command("vars", "", "the MVU variables"),
     Command("summary", "[on|off]", "the summary; on/off: each turn's new entry", ("on", "off")),
+    Command("chapters", "", "the chapters and arcs old summary entries were folded into"),
+    Command("recall", "QUERY", "search everything said so far (turns, summaries, chapters)"),
     Command("lore", "", "the lore entries that activated this turn, and why"),
     Command("tools", "", "the card's tools"),
     Command("note", "[TEXT|off]", "show or set the Author's Note (off: none)"),
@@ -221,6 +223,23 @@ class Dispatcher:
             )
             return Outcome()
         self.screen.panel(*reports.summary_text(self.play))
+        return Outcome()
+
+    def cmd_chapters(self, args: list[str]) -> Outcome:
+        self.screen.panel(*reports.chapters_text(self.play))
+        return Outcome()
+
+    def cmd_recall(self, args: list[str]) -> Outcome:
+        if not args:
+            self.screen.error("/recall needs a QUERY: the words to search for, e.g. /recall 老周")
+            return Outcome(usage_error=True)
+        query = " ".join(args)
+        title, headers, rows = reports.recall_rows(self.play, query)
+        if not rows:
+            zh = self.play.story.lang == "zh"
+            self.screen.info(f"没有找到“{query}”。" if zh else f"Nothing found for {query!r}.")
+            return Outcome()
+        self.screen.table(title, headers, rows)
         return Outcome()
 
     def cmd_lore(self, args: list[str]) -> Outcome:

@@ -124,6 +124,7 @@ class PlaySession:
         except StoreError:
             backends.close()
             raise
+        story.text_index = store.text_index(session_id)  # recall of anything said (#17)
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -481,6 +482,7 @@ class PlaySession:
         self._lock.release()
         self._lock = lock
         self.session_id = new_id
+        self.story.text_index = self.store.text_index(new_id)
         if self.trace is not None:
             self.trace.session = str(new_id)
         return new_id

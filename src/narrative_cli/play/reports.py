@@ -80,7 +80,49 @@ def summary_text(play: PlaySession) -> tuple[str, str]:
 
     store = SummaryStore.from_dict(play.story.snapshot.summaries, play.story.lang)
     lang = _lang(play)
-    return t("report.summary", lang), store.render() or t("report.no_summary", lang)
+    body = "\n".join(store.lines()) or t("report.no_summary", lang)
+    if store.chapters:
+        body += "\n\n" + t("report.folded_note", lang, count=len(store.chapters))
+    return t("report.summary", lang), body
+
+
+def chapters_text(play: PlaySession) -> tuple[str, str]:
+    """``/chapters``: every chapter and arc, oldest first; those the prompts show marked ●,
+    those a wider fold covers ○ (issue #17)."""
+    from narrative_cli.state.chapters import visible_chapters
+    from narrative_cli.state.summaries import SummaryStore
+
+    lang = _lang(play)
+    store = SummaryStore.from_dict(play.story.snapshot.summaries, play.story.lang)
+    shown = {id(c) for c in visible_chapters(store.chapters)}
+    ordered = sorted(store.chapters, key=lambda c: (c.first, -c.level, c.last))
+    lines = [f"{'●' if id(c) in shown else '○'} {c.labelled(store.lang)}" for c in ordered]
+    return t("report.chapters", lang), "\n".join(lines) or t("report.no_chapters", lang)
+
+
+def recall_rows(play: PlaySession, query: str) -> Table:
+    """``/recall QUERY``: what the story's text index finds for the words of ``query`` (the
+    search the planner's ``recall_terms`` run), best first, as table rows (which fold long
+    passages where a panel would crop them)."""
+    from narrative_cli.context.text_search import query_terms, search
+    from narrative_cli.pipeline.search_recall import documents
+    from narrative_cli.pipeline.turn import prompt_history
+    from narrative_cli.state.summaries import SummaryStore
+
+    lang = _lang(play)
+    title = t("report.recall", lang, query=query)
+    headers = tuple(t(f"report.recall_{column}", lang) for column in ("turn", "from", "passage"))
+    index = play.story.text_index
+    if index is None:
+        return title, headers, []
+    store = SummaryStore.from_dict(play.story.snapshot.summaries, play.story.lang)
+    docs = documents(prompt_history(play.story), store)
+    index.sync(docs)
+    found = search(index, query_terms(query), rare_only=False, budget_tokens=4000,
+                   max_passages=10, total=len(docs))
+    return title, headers, [
+        (str(p.turn), t(f"report.recall_kind_{p.kind}", lang), p.text) for p in found.passages
+    ]
 
 
 def lore_rows(play: PlaySession) -> Table:

@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from narrative_cli.errors import StoreError
+from narrative_cli.state.chapters import Chapter, visible_chapters
 
 __all__ = ["SummaryEntry", "SummaryStore", "strip_turn_label", "turn_label"]
 
@@ -69,6 +70,7 @@ class SummaryStore:
 
     lang: str = "zh"
     entries: tuple[SummaryEntry, ...] = ()
+    chapters: tuple[Chapter, ...] = ()  # folds of old entries (state.chapters, issue #17)
 
     def add(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
         """A store with ``texts`` added to ``turn``; labels fixed, blanks and repeats dropped."""
@@ -81,7 +83,7 @@ class SummaryStore:
                 new.append(SummaryEntry(turn, text))
         before = [entry for entry in self.entries if entry.turn <= turn]
         after = [entry for entry in self.entries if entry.turn > turn]
-        store = SummaryStore(self.lang, (*before, *new, *after))
+        store = SummaryStore(self.lang, (*before, *new, *after), self.chapters)
         known = self.__dict__.get("labelled_entries")
         if known is not None and not after:  # the usual case: this turn's entries at the end
             labelled = tuple((entry.turn, entry.labelled(self.lang)) for entry in new)
@@ -101,11 +103,42 @@ class SummaryStore:
 
     def drop(self, turn: int) -> SummaryStore:
         """A store without ``turn``'s entries."""
-        return SummaryStore(self.lang, tuple(e for e in self.entries if e.turn != turn))
+        kept = tuple(e for e in self.entries if e.turn != turn)
+        return SummaryStore(self.lang, kept, self.chapters)
 
     def drop_from(self, turn: int) -> SummaryStore:
-        """A store without the entries of ``turn`` and every later turn (undo)."""
-        return SummaryStore(self.lang, tuple(e for e in self.entries if e.turn < turn))
+        """A store without the entries of ``turn`` and every later turn (undo), and without
+        the chapters made from then on."""
+        kept = tuple(e for e in self.entries if e.turn < turn)
+        folds = tuple(c for c in self.chapters if c.shown_from <= turn)
+        return SummaryStore(self.lang, kept, folds)
+
+    def with_chapter(self, chapter: Chapter) -> SummaryStore:
+        """A store with one more fold (the entries it covers stay, hidden from prompts)."""
+        store = SummaryStore(self.lang, self.entries, (*self.chapters, chapter))
+        known = self.__dict__.get("labelled_entries")
+        if known is not None:
+            store.__dict__["labelled_entries"] = known
+        return store
+
+    def compacted_lines(self, before_turn: int | None = None) -> list[str]:
+        """The labelled lines a prompt shows: every visible chapter and arc, then the entries
+        no chapter covers, in story order (the same as ``lines`` when nothing was folded)."""
+        return [text for _, text in self.compacted(before_turn)]
+
+    def compacted(self, before_turn: int | None = None) -> list[tuple[int, str]]:
+        """``(last turn, labelled line)`` of what ``compacted_lines`` shows."""
+        shown = visible_chapters(self.chapters)
+        items = [(c.first, c.last, c.labelled(self.lang)) for c in shown]
+        spans = [(c.first, c.last) for c in shown]
+        items += [
+            (turn, turn, text)
+            for turn, text in self.labelled_entries
+            if not any(first <= turn <= last for first, last in spans)
+        ]
+        items.sort(key=lambda item: item[0])
+        wanted = [item for item in items if before_turn is None or item[1] < before_turn]
+        return [(last, text) for _, last, text in wanted]
 
     def turns(self) -> list[int]:
         """The turns that have entries, in order."""
@@ -126,7 +159,7 @@ class SummaryStore:
         later ones in full). Nothing to show gives ``""``, or with ``placeholder`` the
         original's ``（尚无故事摘要）``.
         """
-        text = "\n".join(self.lines(before_turn))
+        text = "\n".join(self.compacted_lines(before_turn))
         if not text and placeholder:
             return EMPTY_TEXT["zh" if self.lang == "zh" else "en"]
         return text
@@ -139,6 +172,8 @@ class SummaryStore:
             "lang": self.lang,
             "entries": [{"turn": entry.turn, "text": entry.text} for entry in self.entries],
         }
+        if self.chapters:  # absent when there are none: snapshots written before #17 unchanged
+            data["chapters"] = [chapter.to_dict() for chapter in self.chapters]
         _remember(data, self)
         return data
 
@@ -170,7 +205,11 @@ class SummaryStore:
                     builder.add(item["turn"], str(item.get("text", "")))
                 else:
                     raise StoreError(f"saved summaries: cannot read the entry {item!r}")
-        return cls(str(data.get("lang", lang)), builder.entries())
+        chapters = data.get("chapters", [])
+        if not isinstance(chapters, list):
+            raise StoreError("saved summaries: 'chapters' must be a list")
+        folds = tuple(Chapter.from_dict(item) for item in chapters)
+        return cls(str(data.get("lang", lang)), builder.entries(), folds)
 
 
 # The stores whose ``to_dict`` output is still about: the next turn starts from the snapshot the
@@ -197,6 +236,8 @@ def _recall(data: Mapping[str, Any]) -> SummaryStore | None:
     store = found[1]
     entries = data.get("entries")
     unchanged = isinstance(entries, list) and len(entries) == len(store.entries)
+    chapters = data.get("chapters", [])
+    unchanged = unchanged and isinstance(chapters, list) and len(chapters) == len(store.chapters)
     return store if unchanged and data.get("lang") == store.lang else None
 
 

@@ -43,20 +43,32 @@ class Database:
         self.connection.close()
 
     @contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+    def transaction(
+        self, *, write: bool = True, durable: bool = True
+    ) -> Iterator[sqlite3.Connection]:
         """A transaction: committed when the block ends, rolled back on any exception.
 
         ``write=False`` opens a read transaction: every query inside sees one consistent state.
+        ``durable=False`` commits without waiting for the disk (``synchronous=NORMAL``, still
+        atomic and never corrupting in WAL mode): for data rebuilt from the rest, such as the
+        text index (issue #17); the next durable commit makes it durable too.
         """
         with self._lock:
             if self._depth:
                 raise StoreError("internal: nested store transaction")
             self._depth = 1
+            relaxed = write and not durable
             try:
+                if relaxed:
+                    with self.errors("write"):
+                        self.connection.execute("PRAGMA synchronous = NORMAL")
                 with self._begin(write) as connection:
                     yield connection
             finally:
                 self._depth = 0
+                if relaxed:
+                    with self.errors("write"):
+                        self.connection.execute("PRAGMA synchronous = FULL")
 
     @contextmanager
     def _begin(self, write: bool) -> Iterator[sqlite3.Connection]:

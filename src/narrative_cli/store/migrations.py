@@ -88,7 +88,43 @@ M003_CHAT_METADATA = Migration(
     ("ALTER TABLE sessions ADD COLUMN chat_metadata TEXT NOT NULL DEFAULT '{}'",),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL, M002_BRANCH_LINEAGE, M003_CHAT_METADATA)
+# Issue #17: recall of anything said. Every document of a session (a turn's text, a summary
+# entry, a chapter) once, full-text indexed with the trigram tokenizer (Chinese needs no word
+# splitting); terms under three characters are found by a LIKE scan of recall_docs.
+M004_TEXT_RECALL = Migration(
+    "m004_text_recall",
+    (
+        """CREATE TABLE recall_docs (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            UNIQUE (session_id, key)
+        )""",
+        """CREATE VIRTUAL TABLE recall_fts USING fts5(
+            text, content='recall_docs', content_rowid='id', tokenize='trigram'
+        )""",
+        """CREATE TRIGGER recall_docs_added AFTER INSERT ON recall_docs BEGIN
+            INSERT INTO recall_fts (rowid, text) VALUES (new.id, new.text);
+        END""",
+        """CREATE TRIGGER recall_docs_removed AFTER DELETE ON recall_docs BEGIN
+            INSERT INTO recall_fts (recall_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END""",
+        """CREATE TRIGGER recall_docs_changed AFTER UPDATE ON recall_docs BEGIN
+            INSERT INTO recall_fts (recall_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO recall_fts (rowid, text) VALUES (new.id, new.text);
+        END""",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    M001_INITIAL,
+    M002_BRANCH_LINEAGE,
+    M003_CHAT_METADATA,
+    M004_TEXT_RECALL,
+)
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS _migrations (
     name TEXT PRIMARY KEY,

@@ -40,6 +40,7 @@ from narrative_cli.store.models import (
     TurnView,
 )
 from narrative_cli.store.snapshots import add_references, load_snapshot, release, save_blobs
+from narrative_cli.store.text_index import SessionTextIndex
 
 Clock = Callable[[], datetime]
 HELD_AS = "the session database narrative-cli has open"
@@ -59,6 +60,10 @@ class SessionStore:
             raise
         held.hold(self.path, HELD_AS, sidecars=True)  # no export may write over it
         self._held = True
+
+    def text_index(self, session_id: int) -> SessionTextIndex:
+        """The full-text index of a session's story (issue #17: recall of anything said)."""
+        return SessionTextIndex(self.db, session_id)
 
     def close(self) -> None:
         """Close the database connection (idempotent)."""

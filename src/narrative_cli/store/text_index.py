@@ -1,0 +1,127 @@
+"""A session's full-text index in the session database (issue #17 item 2).
+
+``recall_docs`` holds each document of a session once (``context.text_search.Document``:
+a turn's text, a summary entry, a chapter), ``recall_fts`` indexes it with FTS5's trigram
+tokenizer (migration ``m004_text_recall``). A term of three characters or more is an FTS
+phrase query, which with trigrams is a substring match. A shorter one (a two-character Chinese
+name such as 老周) cannot be: it is found by scanning the same documents for the substring, in
+memory (the index keeps the session's documents after the first read; a SQL ``LIKE`` scan of
+``recall_docs`` finds the same rows, ten to twenty times slower).
+
+``sync`` makes the index hold exactly the story's documents as they are now: it compares
+them with what it holds and writes only the difference, in one transaction. Undo, swipes,
+regenerate and branches therefore need no hooks of their own: the next sync follows the story
+wherever it went.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from narrative_cli.context.text_search import Document
+from narrative_cli.store.db import Database
+
+_SELECT = "SELECT id, key, turn, kind, text FROM recall_docs WHERE session_id = ?"
+_DELETE = "DELETE FROM recall_docs WHERE session_id = ? AND key = ?"
+_UPSERT = """INSERT INTO recall_docs (session_id, key, turn, kind, text) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (session_id, key) DO UPDATE SET turn = excluded.turn, kind = excluded.kind,
+    text = excluded.text"""
+_ID = "SELECT id FROM recall_docs WHERE session_id = ? AND key = ?"
+# Only rowids: the documents themselves are in memory (and another session's rows are skipped).
+_MATCH = "SELECT rowid FROM recall_fts WHERE recall_fts MATCH ? ORDER BY rowid LIMIT ?"
+_NO_LIMIT = -1
+
+
+class SessionTextIndex:
+    """The ``context.text_search.TextIndex`` of one session."""
+
+    def __init__(self, db: Database, session_id: int) -> None:
+        self.db = db
+        self.session_id = session_id
+        self._held: dict[str, Document] | None = None
+        self._keys: dict[int, str] = {}  # row id → key, this session's rows only
+        self._ids: dict[str, int] = {}
+
+    def _documents(self) -> dict[str, Document]:
+        if self._held is None:
+            held: dict[str, Document] = {}
+            for row_id, key, turn, kind, text in self.db.query(_SELECT, (self.session_id,)):
+                held[key] = Document(key, turn, kind, text)
+                self._keys[row_id], self._ids[key] = key, row_id
+            self._held = held
+        return self._held
+
+    def sync(self, documents: Sequence[Document]) -> None:
+        held = self._documents()
+        wanted = {document.key: document for document in documents}
+        gone = [key for key in held if key not in wanted]
+        changed = []
+        for key, document in wanted.items():
+            known = held.get(key)
+            if known is document:  # the usual case: the very document synced last turn
+                continue
+            if known == document:
+                held[key] = document  # the same from now on: found by identity next turn
+            else:
+                changed.append(document)
+        if not gone and not changed:
+            return
+        with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
+            conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
+            ids = []
+            for d in changed:
+                conn.execute(_UPSERT, (self.session_id, d.key, d.turn, d.kind, d.text))
+                ids.append(int(conn.execute(_ID, (self.session_id, d.key)).fetchone()[0]))
+        for key in gone:
+            del held[key]
+            self._keys.pop(self._ids.pop(key), None)
+        for d, row_id in zip(changed, ids, strict=True):
+            held[d.key] = d
+            self._keys[row_id], self._ids[d.key] = d.key, row_id
+
+    def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
+        """Documents containing ``term``; with ``at_most``, the search may stop once it has
+        found more than that many (the caller only needs to know the term is common)."""
+        held = self._documents()
+        term = term.strip()
+        if not term:
+            return []
+        wanted = _NO_LIMIT if at_most is None else at_most + 1
+        if len(term) >= 3:
+            found = self._fts(term, wanted, held)
+        else:
+            found = _scan(term, held.values(), wanted)
+        return sorted((d.key, d.turn) for d in found)
+
+    def _fts(self, term: str, wanted: int, held: dict[str, Document]) -> list[Document]:
+        phrase = '"' + term.replace('"', '""') + '"'
+        rows = self.db.query(_MATCH, (phrase, wanted))
+        keys = [self._keys.get(row[0]) for row in rows]
+        found = [held[key] for key in keys if key is not None]
+        if wanted != _NO_LIMIT and len(rows) == wanted and len(found) < wanted:
+            # other sessions' rows took part of the limit: ask again without one
+            rows = self.db.query(_MATCH, (phrase, _NO_LIMIT))
+            found = [held[k] for k in (self._keys.get(row[0]) for row in rows) if k is not None]
+        return found
+
+    def document(self, key: str) -> Document | None:
+        return self._documents().get(key)
+
+    def __len__(self) -> int:
+        return len(self._documents())
+
+
+def _scan(term: str, documents: Iterable[Document], wanted: int) -> list[Document]:
+    """The documents containing a short ``term`` (ASCII letters case-insensitively), stopping
+    after ``wanted`` (-1: all)."""
+    found: list[Document] = []
+    if term.isascii():
+        folded = term.casefold()
+        matching = (d for d in documents if folded in d.text.casefold())
+    else:
+        matching = (d for d in documents if term in d.text)
+    for document in matching:
+        found.append(document)
+        if len(found) == wanted:
+            break
+    return found
