@@ -203,6 +203,34 @@ def test_st_data_global_scripts_apply_and_unreadable_ones_are_named(
     assert "'thinking' (global): its reasoning placement has nothing to act on" in notes
 
 
+def test_a_presets_own_scripts_run_between_the_global_and_the_cards(
+    tmp_path: Path, scripted_server: ScriptedServer, opened: list[PlaySession], monkeypatch: Any
+) -> None:
+    card_scripts = [regex("card", "/GAMMA/g", "DELTA", [1], promptOnly=True)]
+    card = write_card(tmp_path, [], name="Edda", extensions={"regex_scripts": card_scripts})
+    globals_ = script_file(tmp_path, "global.json",
+                           [regex("global", "/ALPHA/g", "BETA", [1], promptOnly=True)])
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps({
+        "prompts": [{"identifier": "chatHistory", "marker": True, "system_prompt": True}],
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": "chatHistory", "enabled": True}]}],
+        "extensions": {"regex_scripts": [
+            regex("preset", "/BETA/g", "GAMMA", [1], promptOnly=True),
+            "not a script"]}}), encoding="utf-8")  # fmt: skip
+    home = tmp_path / "home"
+    home.mkdir()
+    config = f"pipeline:\n  regex_scripts: [{json.dumps(str(globals_))}]\n"
+    (home / "config.yaml").write_text(config, encoding="utf-8")
+    monkeypatch.setenv("NARRATIVE_HOME", str(home))
+    Script().install(scripted_server)
+    play, dispatcher, _ = start(tmp_path, scripted_server, card, opened, preset=str(preset))
+    dispatcher.handle("I say ALPHA.")
+    assert "I say DELTA." in writer_text(scripted_server)  # global, then preset, then card
+    notes = "\n".join(play.story.problems)
+    assert "extensions.regex_scripts[1]" in notes and "this preset script is not used" in notes
+
+
 # ------------------------------------------------------------- the reasoning placement
 
 

@@ -228,6 +228,7 @@ MESSAGES: dict[str, str] = {
     # -- regex scripts that cannot (fully) run, said at load (regex/notes.py) -------------------
     "regex.origin.card": "the card's",
     "regex.origin.global": "global",
+    "regex.origin.preset": "the preset's",
     "regex.note.reasoning": "regex script {name} ({origin}): its reasoning placement has nothing"
                             " to act on: the model's reasoning is neither shown nor sent here"
                             " (only the trace keeps it)",

@@ -226,6 +226,7 @@ MESSAGES: dict[str, str] = {
     # -- regex scripts that cannot (fully) run, said at load (regex/notes.py) -------------------
     "regex.origin.card": "卡片自带",
     "regex.origin.global": "全局",
+    "regex.origin.preset": "预设自带",
     "regex.note.reasoning": "正则脚本 {name}（{origin}）：作用于“推理内容”的部分在这里没有对象——"
                             "模型的推理既不显示也不发送（只记在 trace 里）",
     "regex.note.slash": "正则脚本 {name}（{origin}）：只作用于斜杠命令，终端里没有斜杠命令，"

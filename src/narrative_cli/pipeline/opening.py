@@ -19,6 +19,7 @@ from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset, RegexScript
+from narrative_cli.errors import BadInput
 from narrative_cli.load import (
     card_language,
     load_card,
@@ -30,6 +31,7 @@ from narrative_cli.load import (
     select_lore,
 )
 from narrative_cli.load.lorebooks import linked_world
+from narrative_cli.load.regex import parse_regex_scripts
 from narrative_cli.lore.engine import LoreSettings
 from narrative_cli.lore.index import index_for
 from narrative_cli.regex.notes import script_notes
@@ -104,8 +106,30 @@ def load_parts(
                               "SillyTavern 1.13 and later no longer quote the user's messages")
     parts.global_regex = [*regex, *_config_regex(settings)]
     parts.problems += script_notes(parts.global_regex, "global", parts.lang, check_patterns=True)
+    preset_regex, unread = _preset_regex(parts.preset)
+    parts.problems += unread
+    parts.problems += script_notes(preset_regex, "preset", parts.lang, check_patterns=True)
+    parts.global_regex += preset_regex  # SillyTavern: global, then the preset's, then the card's
     parts.problems += script_notes(regex_scripts(card), "card", parts.lang)
     return parts
+
+
+def _preset_regex(preset: Preset | None) -> tuple[list[RegexScript], list[str]]:
+    """The preset's own regex scripts (``extensions.regex_scripts``), and a note per script
+    that cannot be read. A preset the user gives is taken as allowed (SillyTavern asks)."""
+    extensions = preset.extra.get("extensions") if preset is not None else None
+    raw = extensions.get("regex_scripts") if isinstance(extensions, dict) else None
+    if preset is None or not isinstance(raw, list):
+        return [], []
+    scripts: list[RegexScript] = []
+    notes: list[str] = []
+    for index, item in enumerate(raw):
+        where = f"preset {preset.name!r}: extensions.regex_scripts[{index}]"
+        try:
+            scripts += parse_regex_scripts([item], where)
+        except BadInput as error:
+            notes.append(f"regex: {error.message}; this preset script is not used")
+    return scripts, notes
 
 
 def _config_regex(settings: Settings) -> list[RegexScript]:

@@ -26,7 +26,9 @@ def script_notes(
     scripts: Sequence[RegexScript], origin: str, lang: str = "en", *, check_patterns: bool = False
 ) -> list[str]:
     """One line per enabled script that does not (fully) run here, saying why."""
-    where = t("regex.origin.card" if origin == "card" else "regex.origin.global", lang)
+    where = (t("regex.origin.card", lang) if origin == "card" else
+             t("regex.origin.preset", lang) if origin == "preset" else
+             t("regex.origin.global", lang))  # fmt: skip
     live = [s for s in scripts if not s.disabled]
     broken = _broken(live) if check_patterns else {}
     notes = []
