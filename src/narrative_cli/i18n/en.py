@@ -51,6 +51,8 @@ MESSAGES: dict[str, str] = {
     "cmd.state": "the game state: time, place, items, relationships, quests, flags",
     "cmd.vars": "the MVU variables",
     "cmd.summary": "the summary; on/off: each turn's new entry",
+    "cmd.chapters": "the chapters and arcs old summary entries were folded into",
+    "cmd.recall": "search everything said so far (turns, summaries, chapters)",
     "cmd.lore": "the lore entries that activated this turn, and why",
     "cmd.tools": "the card's tools",
     "cmd.note": "show or set the Author's Note (off: none)",

@@ -51,6 +51,8 @@ MESSAGES: dict[str, str] = {
     "cmd.state": "游戏状态：时间、地点、物品、关系、任务、标记",
     "cmd.vars": "MVU 变量",
     "cmd.summary": "故事摘要；on/off：每轮是否显示新摘要",
+    "cmd.chapters": "旧摘要折叠成的章节与篇章",
+    "cmd.recall": "搜索目前说过的一切（各轮、摘要、章节）",
     "cmd.lore": "本轮激活的世界书条目及原因",
     "cmd.tools": "卡片的工具",
     "cmd.note": "查看或设置作者注释（off：清除）",
