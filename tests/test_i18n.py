@@ -257,7 +257,7 @@ def test_catalog_lookups_fall_back_to_english_and_fill_values() -> None:
 def test_unused_keys_do_not_pile_up() -> None:
     used = set(_literal_keys())
     families = ("cmd.", "dice.", "cli.panel.", "report.lore_", "report.tool_", "cost.",
-                "report.note_", "group.")  # fmt: skip
+                "report.note_", "group.", "sessions.", "report.recall_")  # fmt: skip
     unused = [k for k in en.MESSAGES if k not in used and not k.startswith(families)]
     assert unused == [], unused
 
@@ -301,3 +301,13 @@ def test_command_line_errors_speak_the_locale(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "narrative_cli", "inspect", missing],
                           capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
     assert done.returncode == 2 and done.stderr.startswith("error: ")
+
+
+def test_the_sessions_commands_speak_the_locale() -> None:
+    from narrative_cli.cli.app import app
+
+    runner = CliRunner()
+    chinese = runner.invoke(app, ["sessions", "list"], env={"LANG": "zh_CN.UTF-8"})
+    english = runner.invoke(app, ["sessions", "list"], env={"LANG": "en_US.UTF-8"})
+    assert chinese.exit_code == english.exit_code == 0
+    assert chinese.output.startswith("还没有保存的会话") and english.output.startswith("No saved")

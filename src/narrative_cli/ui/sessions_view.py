@@ -1,4 +1,6 @@
-"""Rich rendering of saved sessions: the list, one session's turns, import and export notes."""
+"""Rich rendering of saved sessions: the list, one session's turns, import and export notes.
+
+No story is open here, so the words follow ``--lang``, else the locale (``i18n.help_lang``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from narrative_cli.i18n import help_lang, t
 from narrative_cli.ui.console import console as safe_console
 from narrative_cli.ui.console import safe_markup
 from narrative_cli.ui.safe import safe_json
@@ -18,6 +21,12 @@ if TYPE_CHECKING:  # the store's row types, for annotations only: ui/ never runs
     from narrative_cli.store.models import SessionInfo, TurnView
 
 PREVIEW = 60
+
+
+def _lang() -> str:
+    import sys
+
+    return help_lang(sys.argv[1:])
 
 
 def _console(stderr: bool = False) -> Console:
@@ -31,12 +40,14 @@ def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -
         print(safe_json(json.dumps(listed, ensure_ascii=False, indent=2)))
         return
     console = _console()
+    lang = _lang()
     if not sessions:
-        console.print("No saved sessions yet. Start one with `narrative run CARD`.")
+        console.print(t("sessions.none", lang))
         return
-    table = Table(title="Sessions", title_justify="left")
-    for column in ("id", "name", "character", "turns", "last played", "card"):
-        table.add_column(column, no_wrap=column in ("id", "turns", "last played"))
+    table = Table(title=t("sessions.title", lang), title_justify="left")
+    for column in ("id", "name", "character", "turns", "last_played", "card"):
+        table.add_column(t(f"sessions.{column}", lang),
+                         no_wrap=column in ("id", "turns", "last_played"))  # fmt: skip
     for info in sessions:
         table.add_row(
             str(info.id),
@@ -54,14 +65,16 @@ def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool =
     from narrative_cli.pipeline.story import PlayedTurn
 
     console = _console()
-    console.print(f"[bold]Session {info.id}[/bold]: {safe_markup(info.name)}")
-    for line in _header_lines(info):
+    lang = _lang()
+    head = t("sessions.session", lang, id=info.id)
+    console.print(f"[bold]{safe_markup(head)}[/bold]: {safe_markup(info.name)}")
+    for line in _header_lines(info, lang):
         console.print(f"  {safe_markup(line)}")
     table = Table(show_lines=full)
-    table.add_column("turn", justify="right", no_wrap=True)
-    table.add_column("swipe", no_wrap=True)
-    table.add_column(safe_markup(info.user_name or "user"))
-    table.add_column(safe_markup(info.character_name or "reply"))
+    table.add_column(t("sessions.turn", lang), justify="right", no_wrap=True)
+    table.add_column(t("sessions.swipe", lang), no_wrap=True)
+    table.add_column(safe_markup(info.user_name or t("sessions.user", lang)))
+    table.add_column(safe_markup(info.character_name or t("sessions.reply", lang)))
     for turn in turns:
         played = PlayedTurn.from_record(turn.record)
         user = "" if turn.number == 0 else _text(played.user_input, full)
@@ -73,43 +86,48 @@ def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool =
 
 def render_exported(path: str, count: int, what: str) -> None:
     """One line: where the export went and how much it holds."""
-    _console().print(f"Wrote {count} {what} to {safe_markup(path)}")
+    lang = _lang()
+    what = t("export.turns" if what == "turns" else "export.messages", lang)
+    _console().print(safe_markup(t("sessions.wrote", lang, count=count, what=what, path=path)))
 
 
 def render_imported(
     info: SessionInfo, swipes: int, restored: bool, warnings: Sequence[str]
 ) -> None:
     """The new session's id and size, then any warnings (on stderr)."""
-    state = "its narrative-cli state restored" if restored else "fresh state"
+    lang = _lang()
+    state = t("sessions.restored" if restored else "sessions.fresh", lang)
     console = _console()
-    console.print(
-        f"Imported session {info.id} ({safe_markup(info.name)}): turns 0..{info.last_turn},"
-        f" {swipes} swipes, {state}"
-    )
-    console.print(f"Continue with: narrative run --resume {info.id}")
+    console.print(safe_markup(t("sessions.imported", lang, id=info.id, name=info.name,
+                                last=info.last_turn, swipes=swipes, state=state)))  # fmt: skip
+    console.print(t("sessions.continue", lang, id=info.id))
     errors = _console(stderr=True)
     for warning in warnings:
-        errors.print(f"warning: {safe_markup(warning)}")
+        errors.print(f"{t('sessions.warning', lang)}{safe_markup(warning)}")
 
 
 def render_deleted(info: SessionInfo) -> None:
-    _console().print(f"Deleted session {info.id} ({safe_markup(info.name)})")
+    _console().print(safe_markup(t("sessions.deleted", _lang(), id=info.id, name=info.name)))
 
 
 def render_renamed(info: SessionInfo, name: str) -> None:
-    _console().print(f"Renamed session {info.id} to {safe_markup(name)}")
+    _console().print(safe_markup(t("sessions.renamed", _lang(), id=info.id, name=name)))
 
 
-def _header_lines(info: SessionInfo) -> list[str]:
+def _header_lines(info: SessionInfo, lang: str = "en") -> list[str]:
     lines = [
-        f"card: {info.card_path} ({info.card_hash[:19]})",
-        f"turns: 0..{info.last_turn}   seed: {info.seed}   greeting: {info.greeting_index}",
-        f"started: {_when(info.created_at)}   last played: {_when(info.updated_at)}",
-    ]
-    lines.extend(f"lorebook: {ref.path} ({ref.hash[:19]})" for ref in info.lore)
+        t("sessions.card_line", lang, path=info.card_path, hash=info.card_hash[:19]),
+        t("sessions.turns_line", lang, last=info.last_turn, seed=info.seed,
+          greeting=info.greeting_index),
+        t("sessions.dates_line", lang, started=_when(info.created_at),
+          played=_when(info.updated_at)),
+    ]  # fmt: skip
+    lines.extend(t("sessions.lore_line", lang, path=ref.path, hash=ref.hash[:19])
+                 for ref in info.lore)  # fmt: skip
     if info.parent_turn is not None:
-        parent = f"session {info.parent_id}" if info.parent_id is not None else "a deleted session"
-        lines.append(f"branched from {parent} at turn {info.parent_turn}")
+        parent = (t("sessions.parent", lang, id=info.parent_id) if info.parent_id is not None
+                  else t("sessions.parent_deleted", lang))  # fmt: skip
+        lines.append(t("sessions.branched", lang, parent=parent, turn=info.parent_turn))
     return lines
 
 
