@@ -8,6 +8,7 @@ and every assertion reads what the next turn's prompts, the store or the screen 
 from __future__ import annotations
 
 import _thread
+import io
 import json
 import re
 import threading
@@ -18,13 +19,15 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.play import PlayOptions, PlaySession
-from narrative_cli.play import catch_up
+from narrative_cli.play import PlayOptions, PlaySession, catch_up
 from narrative_cli.play.commands import Dispatcher
+from narrative_cli.play.launch import run_session
 from narrative_cli.store import SessionStore
 from narrative_cli.store import catch_up as stored
 from narrative_cli.store.chat_import import import_chat_file
 from narrative_cli.ui.console import captured, recording_consoles
+from narrative_cli.ui.front import TerminalFront
+from narrative_cli.ui.lineio import run_lines
 from narrative_cli.ui.screen import RichScreen
 from tests import servers
 from tests.conftest import SAMPLES, fixture_file
@@ -272,3 +275,39 @@ def test_real_sillytavern_chats_import_and_catch_up(
             assert play.story.snapshot.summaries["entries"]
         finally:
             play.close()
+
+
+class TerminalLikeFront(TerminalFront):
+    """The real terminal front as on a TTY (its question is answered on stdin)."""
+
+    def __init__(self, lines: str) -> None:
+        super().__init__(recording_consoles(width=120), io.StringIO(lines))
+
+    @property
+    def interactive(self) -> bool:
+        return True
+
+    def read_lines(self, dispatcher: Dispatcher) -> int:
+        return run_lines(dispatcher, self.source, self.consoles)
+
+
+@pytest.mark.parametrize(("answer", "caught_up"), [("y\n", True), ("n\n", False)])
+def test_on_a_terminal_the_player_is_asked_first(
+    tmp_path: Path, scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch,
+    answer: str, caught_up: bool,
+) -> None:
+    script = CatchUpScript()
+    scripted_server.reply_with(script)
+    store = SessionStore(tmp_path / "s.db")
+    result = import_chat_file(store, write_chat(tmp_path / "chat.jsonl"), CARD, seed=7)
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+    front = TerminalLikeFront("/quit\n")
+    options = PlayOptions(provider="openai", base_url=scripted_server.base_url, model="m",
+                          resume=str(result.session_id))
+    assert run_session(options, front, store=store) == 0
+    shown = captured(front.consoles.out)
+    assert "12 turns (1-12)" in shown and "Catch up now? [Y/n]" in shown
+    assert (len(script.batches) == 2) is caught_up
+    with SessionStore(tmp_path / "s.db") as again:
+        progress = stored.state(again, result.session_id)
+        assert progress is not None and progress.status == ("done" if caught_up else "declined")
