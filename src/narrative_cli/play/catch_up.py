@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from narrative_cli.errors import BackendError, BadInput, SnapshotMissing, TurnCancelled
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.catch_up import (
     Estimate,
     PastTurn,
@@ -130,17 +131,15 @@ def _start_snapshot(play: PlaySession, number: int) -> Snapshot:
 def estimate_text(found: Pending, lang: str) -> str:
     """One line: turns, calls and tokens (the replies' limit counted in full)."""
     cost = found.estimate
-    if lang == "zh":
-        return (
-            f"导入的对话有 {cost.turns} 轮（第 {found.first}–{found.last_turn} 轮）"
-            "尚无摘要、状态和变量。"
-            f"补读需要 {cost.calls} 次调用，约 {cost.prompt_tokens:,} 个输入 token，"
-            f"回复最多 {cost.reply_tokens:,} 个 token。"
-        )
-    return (
-        f"The imported chat's {cost.turns} turns ({found.first}-{found.last_turn}) have no "
-        f"summary, state or variables yet. Catching up takes {cost.calls} call(s), about "
-        f"{cost.prompt_tokens:,} prompt tokens and at most {cost.reply_tokens:,} reply tokens."
+    return t(
+        "catchup.estimate",
+        lang,
+        turns=cost.turns,
+        first=found.first,
+        last=found.last_turn,
+        calls=cost.calls,
+        prompt=cost.prompt_tokens,
+        reply=cost.reply_tokens,
     )
 
 
@@ -161,13 +160,9 @@ def offer(
     lang = play.story.lang
     screen.info(estimate_text(found, lang))
     if choice is None and ask is not None:
-        choice = ask("现在补读吗？" if lang == "zh" else "Catch up now?")
+        choice = ask(t("catchup.ask", lang))
     if choice is None:
-        screen.info(
-            "输入 /catchup 补读（或用 --catch-up 启动）。"
-            if lang == "zh"
-            else "Type /catchup to catch up (or start with --catch-up)."
-        )
+        screen.info(t("catchup.how", lang))
         return None
     if not choice:
         stored.set_status(
@@ -177,11 +172,7 @@ def offer(
             through=progress.through if progress else 0,
             last_turn=found.last_turn,
         )
-        screen.info(
-            "已跳过补读；之后可以用 /catchup。"
-            if lang == "zh"
-            else "Catch-up skipped; /catchup runs it later."
-        )
+        screen.info(t("catchup.skipped", lang))
         return None
     return run(play, screen, found)
 
@@ -196,7 +187,7 @@ def run(play: PlaySession, screen: CatchUpScreen, found: Pending | None = None) 
     counter = _Counter()
     warnings: list[str] = []
     done, stopped = 0, ""
-    title = "补读" if lang == "zh" else "Catching up"
+    title = t("catchup.title", lang)
     total = sum(len(batch) for batch in found.batches)
     with screen.progress(title, total) as advance:
         for batch in found.batches:
@@ -232,34 +223,37 @@ def _report(screen: CatchUpScreen, outcome: Outcome, found: Pending, lang: str) 
         screen.error(warning)
     if outcome.stopped:
         screen.error(
-            f"catch-up stopped after turn {outcome.through} ({outcome.stopped}); "
-            f"{outcome.turns} turn(s) kept",
-            hint="/catchup goes on from there",
+            t(
+                "catchup.stopped",
+                lang,
+                through=outcome.through,
+                why=outcome.stopped,
+                turns=outcome.turns,
+            ),
+            hint=t("catchup.stopped_hint", lang),
         )
         return
-    if lang == "zh":
-        screen.info(
-            f"补读完成：第 {found.first}–{outcome.through} 轮，{outcome.calls} 次调用，"
-            f"{outcome.tokens:,} 个 token。"
+    screen.info(
+        t(
+            "catchup.done",
+            lang,
+            first=found.first,
+            through=outcome.through,
+            calls=outcome.calls,
+            tokens=outcome.tokens,
         )
-    else:
-        screen.info(
-            f"Caught up on turns {found.first}-{outcome.through}: {outcome.calls} call(s), "
-            f"{outcome.tokens:,} tokens."
-        )
+    )
 
 
 def _nothing_left(play: PlaySession) -> str:
+    lang = play.story.lang
     records = [view.record for view in play.store.turns(play.session_id)]
     if any(_imported(r) for r in records if r.get("number", 0)):
         progress = stored.state(play.store, play.session_id)
         if progress is not None and progress.finished:
-            return "this session has already caught up on its imported turns"
-        return (
-            "turns were played after the import, so the imported ones can no longer be caught "
-            "up on here (undo back to the last imported turn, or branch from it, then /catchup)"
-        )
-    return "this session was not imported from a SillyTavern chat: nothing to catch up on"
+            return t("catchup.already", lang)
+        return t("catchup.played_on", lang)
+    return t("catchup.not_imported", lang)
 
 
 class _Counter:
