@@ -83,11 +83,12 @@ def _imported(record: dict[str, Any]) -> bool:
 
 def pending(play: PlaySession) -> Pending | None:
     """What is left to catch up on (None: nothing; a session not imported, or done)."""
+    last = play.store.resume(play.session_id)  # one record: most sessions stop here
+    if last.number == 0 or not _imported(last.record):
+        return None
     progress = stored.state(play.store, play.session_id)
     through = progress.through if progress is not None else 0
     records = [view.record for view in play.store.turns(play.session_id)]
-    if not records or records[-1].get("number", 0) == 0 or not _imported(records[-1]):
-        return None
     turns = [
         PastTurn(
             int(r["number"]),
@@ -110,15 +111,15 @@ def _start_snapshot(play: PlaySession, number: int) -> Snapshot:
     """The snapshot the catch-up starts from: the caught-up one of turn ``number``, or (at the
     greeting, or where an import kept none) the one a new story of this card starts with,
     MVU variables set up from the greeting."""
-    story = play.store
-    progress = stored.state(story, play.session_id)
+    store = play.store
+    progress = stored.state(store, play.session_id)
     if number > 0 and progress is not None and progress.through >= number:
         try:
-            return Snapshot.from_dict(story.snapshot(play.session_id, number))
+            return Snapshot.from_dict(store.snapshot(play.session_id, number))
         except SnapshotMissing:
             pass
     try:
-        saved = Snapshot.from_dict(story.snapshot(play.session_id, number))
+        saved = Snapshot.from_dict(store.snapshot(play.session_id, number))
         rng = saved.rng
     except SnapshotMissing:
         rng = []
