@@ -24,6 +24,7 @@ from typing import Any
 from narrative_cli.agents.repair import repair_json
 from narrative_cli.agents.schemas import (
     ANALYSIS_SCHEMA,
+    CATCH_UP_SCHEMA,
     COMPACTION_SCHEMA,
     MVU_PATCH_SCHEMA,
     PLAN_SCHEMA,
@@ -112,6 +113,13 @@ def parse_compaction(
 ) -> ParseResult:
     """The compaction agent's chapter or arc summary (COMPACTION_SCHEMA)."""
     return parse_reply(text, COMPACTION_SCHEMA, lang=lang, finish_reason=finish_reason)
+
+
+def parse_catch_up(
+    text: str | None, lang: str = "en", finish_reason: str | None = None
+) -> ParseResult:
+    """The catch_up agent's reply on a batch of imported turns (CATCH_UP_SCHEMA)."""
+    return parse_reply(text, CATCH_UP_SCHEMA, lang=lang, finish_reason=finish_reason)
 
 
 def parse_mvu_patches(

@@ -92,11 +92,33 @@ COMPACTION_SCHEMA: dict[str, Any] = {  # issue #17: a chapter or arc summary
     "required": [],
 }
 
+# catch_up (issue #17): the analysis of a batch of imported turns, one item per turn.
+CATCH_UP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "turns": _list(
+            {
+                "type": "object",
+                "properties": {
+                    "turn": {"type": "integer", "minimum": 1},
+                    "events": ANALYSIS_SCHEMA["properties"]["events"],
+                    "summary_entries": _list(_text(400), 3),
+                    "mvu_update": _text(2000, default=""),
+                },
+                "required": ["turn", "summary_entries"],
+            },
+            20,
+        )
+    },
+    "required": ["turns"],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "plan": PLAN_SCHEMA,
     "compaction": COMPACTION_SCHEMA,
     "analysis": ANALYSIS_SCHEMA,
     "mvu_patch": MVU_PATCH_SCHEMA,
+    "catch_up": CATCH_UP_SCHEMA,
 }
 
 

@@ -252,6 +252,18 @@ AGENTS: tuple[AgentSpec, ...] = (
         slot_family="compaction",
         once_per_turn=False,  # a cut may fold entries, then chapters, then arcs
     ),
+    AgentSpec(  # issue #17: an imported chat's old turns, a batch at a time (play.catch_up)
+        name="catch_up",
+        stage="analysis",
+        templates=("analysis_prefix", "catch_up_system", "catch_up_closing"),
+        system=("catch_up_system",),
+        user=("character", "story_summary", "state_summary", "past_turns", "closing"),
+        schema="catch_up",
+        parser="parse_catch_up",
+        max_tokens=4096,
+        small_max_tokens=512,
+        slot_family="analysis",
+    ),
     AgentSpec(  # llm tools: each builds its own messages (tools.llm_tools)
         name="tool",
         stage="tools",

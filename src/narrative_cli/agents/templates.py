@@ -63,6 +63,11 @@ def analysis_system(lang: str) -> str:
     return template(lang, "analysis_prefix") + "\n\n" + template(lang, "analysis_system")
 
 
+def catch_up_system(lang: str) -> str:
+    """The catch_up system prompt (issue #17): the analysis prefix, then the batch task."""
+    return template(lang, "analysis_prefix") + "\n\n" + template(lang, "catch_up_system")
+
+
 def mvu_extract_system(lang: str, rules: list[str]) -> str:
     """The mvu_extract system prompt, with the ``[mvu_update]`` rules when there are any."""
     kept = [r.strip() for r in rules if r.strip()]

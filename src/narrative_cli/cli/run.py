@@ -64,6 +64,10 @@ def run_command(
         "--st-data", metavar="DIR",
         help="SillyTavern's user data folder: CARD may be a character's name.")
     ] = None,
+    catch_up: Annotated[bool | None, Opt(
+        "--catch-up/--no-catch-up",
+        help="An imported chat: summarise its old turns first, or skip (default: ask).")
+    ] = None,
     no_color: opts.NoColor = False,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
@@ -91,6 +95,7 @@ def run_command(
         greeting=greeting,
         st_data=opts.text(st_data),
         continue_last=continue_last,
+        catch_up=catch_up,
     )
     if not card and not resume and not continue_last:
         raise typer.BadParameter(

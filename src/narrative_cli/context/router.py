@@ -19,7 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from narrative_cli.agents.table import AgentSpec, agent
-from narrative_cli.agents.templates import analysis_system, fill, mvu_extract_system, template
+from narrative_cli.agents.templates import (
+    analysis_system,
+    catch_up_system,
+    fill,
+    mvu_extract_system,
+    template,
+)
 from narrative_cli.context import chat_notes, parts
 from narrative_cli.context.blocks import Block, Prompt, make_prompt, plain, tagged
 from narrative_cli.context.expand import apply_macros
@@ -106,6 +112,9 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
         f"{s.spec.name}_system", template(s.lang, f"{s.spec.name}_system"), stable=True
     ),
     "analysis_system": lambda s: plain("analysis_system", analysis_system(s.lang), stable=True),
+    "catch_up_system": lambda s: plain(
+        "catch_up_system", catch_up_system(s.lang), stable=True
+    ),
     "mvu_extract_system": lambda s: plain(
         "mvu_extract_system", mvu_extract_system(s.lang, s.inputs.mvu_rules), stable=True
     ),
@@ -132,6 +141,7 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "user_input": lambda s: parts.user_input(s.inputs),
     "narrative_output": lambda s: tagged("narrative_output", s.narrative.strip()),
     "narrative_text": lambda s: tagged("narrative_text", s.narrative.strip()),
+    "past_turns": lambda s: tagged("past_turns", s.narrative.strip()),  # catch_up's batch
     "post_history_instructions": lambda s: parts.post_history_instructions(s.inputs),
     "closing": lambda s: plain("closing", template(s.lang, f"{s.spec.name}_closing")),
     "planning_recall_rule": _recall_rule,

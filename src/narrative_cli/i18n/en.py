@@ -274,4 +274,27 @@ MESSAGES: dict[str, str] = {
                             " in its profile, none stated by the provider's model list, no"
                             " openai_max_context in a preset); {tokens} tokens are assumed. Set"
                             " context_size in the writer's profile",
+    # -- catch-up of an imported chat (play/catch_up.py, issue 17) -------------------------------
+    "catchup.estimate": (
+        "The imported chat's {turns} turns ({first}-{last}) have no summary, state or "
+        "variables yet. Catching up takes {calls} call(s), about {prompt:,} prompt "
+        "tokens and at most {reply:,} reply tokens."
+    ),
+    "catchup.ask": "Catch up now?",
+    "catchup.how": "Type /catchup to catch up (or start with --catch-up).",
+    "catchup.skipped": "Catch-up skipped; /catchup runs it later.",
+    "catchup.title": "Catching up",
+    "catchup.done": "Caught up on turns {first}-{through}: {calls} call(s), {tokens:,} tokens.",
+    "catchup.stopped": "catch-up stopped after turn {through} ({why}); {turns} turn(s) kept",
+    "catchup.stopped_hint": "/catchup goes on from there",
+    "catchup.already": "this session has already caught up on its imported turns",
+    "catchup.played_on": (
+        "turns were played after the import, so the imported ones can no longer be "
+        "caught up on here (undo back to the last imported turn, or branch from it, then "
+        "/catchup)"
+    ),
+    "catchup.not_imported": (
+        "this session was not imported from a SillyTavern chat: nothing to catch up on"
+    ),
+    "cmd.catchup": "an imported chat: summarise its old turns and rebuild the state",
 }

@@ -268,4 +268,25 @@ MESSAGES: dict[str, str] = {
     "lore.context_assumed": "世界书预算：不知道写手模型的上下文长度（配置档没有 context_size，"
                             "服务商的模型列表没有写明，预设里也没有 openai_max_context），"
                             "按 {tokens} 个词元计算。请在写手的配置档里设置 context_size",
+    # -- catch-up of an imported chat (play/catch_up.py, issue 17) -------------------------------
+    "catchup.estimate": (
+        "导入的对话有 {turns} 轮（第 {first}–{last} "
+        "轮）尚无摘要、状态和变量。补读需要 {calls} 次调用，约 "
+        "{prompt:,} 个输入 token，回复最多 {reply:,} 个 "
+        "token。"
+    ),
+    "catchup.ask": "现在补读吗？",
+    "catchup.how": "输入 /catchup 补读（或用 --catch-up 启动）。",
+    "catchup.skipped": "已跳过补读；之后可以用 /catchup。",
+    "catchup.title": "补读",
+    "catchup.done": "补读完成：第 {first}–{through} 轮，{calls} 次调用，{tokens:,} 个 token。",
+    "catchup.stopped": "补读在第 {through} 轮后停止（{why}）；已保留 {turns} 轮",
+    "catchup.stopped_hint": "/catchup 会从那里继续",
+    "catchup.already": "这个会话已经补读过导入的各轮",
+    "catchup.played_on": (
+        "导入之后又玩了新的回合，导入的各轮已无法在此补读"
+        "（先撤销回最后一个导入的回合，或从那里分支，再 /catchup）"
+    ),
+    "catchup.not_imported": "这个会话不是从 SillyTavern 对话导入的：没有需要补读的内容",
+    "cmd.catchup": "导入的对话：为旧的回合补写摘要并重建状态",
 }

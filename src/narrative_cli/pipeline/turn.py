@@ -289,11 +289,15 @@ class TurnState:
     def snapshot_after(self) -> Snapshot:
         """The snapshot of the finished turn (``windows``: each agent's first window turn next
         time; one past this turn when the window is empty, as with n = m = 0)."""
-        turns = [t.number for t in self.story.history] + [self.number]
+        history = self.story.history
+        length = len(history) + 1  # the finished turns and this one
         windows = {}
         for window in WINDOWS:
-            first = window_first(len(turns), *self.window_settings(window))
-            windows[window] = turns[first] if first < len(turns) else self.number + 1
+            first = window_first(length, *self.window_settings(window))
+            if first < len(history):
+                windows[window] = history[first].number
+            else:
+                windows[window] = self.number if first == len(history) else self.number + 1
         return Snapshot(
             turn=self.number,
             state=self.game.to_dict(),

@@ -60,6 +60,8 @@ class Screen(Protocol):
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None: ...
     def roll(self, rolled: DiceRoll) -> None: ...
     def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None: ...
+    def progress(self, title: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
+        ...
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "[md|txt|jsonl|json] [FILE] [--force]",
             "export: md/txt transcript, jsonl SillyTavern chat, json everything",
             ("md", "txt", "jsonl", "json")),
+    Command("catchup", "", "an imported chat: summarise its old turns and rebuild the state"),
     Command("quit", "", "leave (the story is saved after every turn)"),
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
@@ -391,6 +394,14 @@ class Dispatcher:
         self.screen.info(t("msg.deleted", self.lang, turn=now))
         self.screen.show_last(self.play)
         return Outcome()
+
+    def cmd_catchup(self, args: list[str]) -> Outcome:
+        from narrative_cli.play import catch_up
+
+        if args:
+            raise BadInput("/catchup takes no argument")
+        outcome = catch_up.run(self.play, self.screen)
+        return Outcome(failed=not outcome.finished, cancelled=outcome.stopped.startswith("cancel"))
 
     def cmd_quit(self, args: list[str]) -> Outcome:
         unsaved = self.play.unsaved

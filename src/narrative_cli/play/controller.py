@@ -487,6 +487,10 @@ class PlaySession:
             self.trace.session = str(new_id)
         return new_id
 
+    def reload(self) -> None:
+        """Read the session back from the store (after the catch-up rewrote its snapshots)."""
+        self._reload()
+
     def _reload(self) -> None:
         """Rebuild the story's history, snapshot, totals and last result from the store."""
         from narrative_cli.play import opening

@@ -42,6 +42,10 @@ class Front(Protocol):
         """The screen the dispatcher shows the session on."""
         ...
 
+    def confirm(self, question: str) -> bool:
+        """A yes/no question on a terminal (the default is yes)."""
+        ...
+
     def read_lines(self, dispatcher: Dispatcher) -> int:
         """Feed lines to ``dispatcher`` until the input ends or ``/quit``; the exit code."""
         ...
@@ -58,6 +62,10 @@ def run_session(options: PlayOptions, front: Front, store: SessionStore | None =
         try:
             screen = front.screen(play)
             screen.show_opening(play)
+            from narrative_cli.play import catch_up
+
+            ask = front.confirm if front.interactive else None
+            catch_up.offer(play, screen, options.catch_up, ask)
             return front.read_lines(Dispatcher(play, screen))
         finally:
             play.close()

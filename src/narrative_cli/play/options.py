@@ -47,6 +47,7 @@ class PlayOptions:
     continue_last: bool = False  # -c / --continue: the last played session (of this card)
     greeting: int | None = None
     st_data: str | None = None  # a SillyTavern user data folder (load.st_data)
+    catch_up: bool | None = None  # an imported chat: --catch-up / --no-catch-up (None: ask)
 
     def overrides(self) -> dict[str, Any]:
         """Settings overrides for ``load_settings`` (only the flags that were given)."""

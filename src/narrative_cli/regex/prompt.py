@@ -18,12 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.domain import Card, LoreEntry
 from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT, RegexScripts
-from narrative_cli.regex.templated import Renderer
+from narrative_cli.regex.templated import Renderer, render_marked
 from narrative_cli.state.mvu_commands import strip_update_blocks
 
 AT_DEPTH = 4  # a lore entry's position "at depth"
@@ -58,8 +58,42 @@ def prompt_card(card: Card) -> Card:
 def prompt_history(
     played: Sequence[_Played], scripts: RegexScripts, render: Renderer | None = None
 ) -> list[HistoryTurn]:
-    """The finished turns as the model is sent them, oldest first (one sandbox call; one more
-    when a replacement wrote templates, rendered by ``render``)."""
+    """The finished turns as the model is sent them, oldest first (few sandbox calls; one
+    more when a replacement wrote templates, rendered by ``render``).
+
+    A message deeper than every script's depth bound comes out of the scripts the same at any
+    later depth, so for the turns that were already that deep when the last list was built
+    (same scripts, same earlier turns) the scripts' output is taken from it and only the newer
+    turns go through the scripts (issue #17: a turn's cost stays flat however long the story).
+    Templates the replacements wrote are rendered every time, with this turn's variables."""
+    cached = _BUILT.get(id(scripts))
+    reuse = 0
+    if cached is not None and cached[0] is scripts and cached[1] == scripts.version:
+        seen = cached[2]
+        same = len(seen) <= len(played) and all(
+            a is b for a, b in zip(seen, played, strict=False)
+        )
+        if same:  # each later turn adds at least one message of depth
+            reuse = max(0, len(seen) - 1 - scripts.depth_horizon() - 1)
+    old = cached[3][: 2 * reuse] if cached is not None and reuse else []
+    raw = old + _through_scripts(played[reuse:], scripts)
+    if len(_BUILT) > 32:
+        _BUILT.clear()
+    _BUILT[id(scripts)] = (scripts, scripts.version, list(played), raw)
+    texts = iter(render_marked(raw, render or scripts._render))
+    turns = []
+    for turn in played:
+        narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
+        turns.append(HistoryTurn(turn.number, user, narrative))
+    return turns
+
+
+# The scripts' output (before templates) of each turn's narrative and input, oldest first.
+_BUILT: dict[int, tuple[RegexScripts, tuple[int, ...], list[Any], list[str]]] = {}
+
+
+def _through_scripts(played: Sequence[_Played], scripts: RegexScripts) -> list[str]:
+    """``played``, the newest turns, through the scripts: narrative, input, turn by turn."""
     items: list[tuple[str, int, int | None]] = []
     depth = 0  # this turn's input
     for turn in reversed(played):
@@ -68,13 +102,9 @@ def prompt_history(
         if turn.user_input:
             depth += 1
         items.append((turn.user_input or "", USER_INPUT, depth))
-    texts = iter(scripts.apply_many(items, render))
-    turns = []
-    for turn in reversed(played):
-        narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
-        turns.append(HistoryTurn(turn.number, user, narrative))
-    turns.reverse()
-    return turns
+    texts = scripts._apply_many(items)
+    pairs = [(texts[i], texts[i + 1]) for i in range(0, len(texts), 2)]
+    return [text for pair in reversed(pairs) for text in pair]
 
 
 def prompt_input(text: str, scripts: RegexScripts, render: Renderer | None = None) -> str:

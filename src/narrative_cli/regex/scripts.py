@@ -19,6 +19,7 @@ skipped for the rest of the session.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,11 @@ Target = Literal["display", "prompt"]
 Macros = Callable[[str], str]
 
 
+_Key = tuple[str, int, tuple[int, ...]]  # a text, its placement, the scripts it runs through
+MANY_JOBS = 200  # texts per sandbox call of _apply_many (a call has MANY_TIME_LIMIT)
+MANY_CHARS = 40_000  # JSON characters of those texts (a result is capped at 64 KiB)
+
+
 def _no_macros(text: str) -> str:
     return text
 
@@ -72,6 +78,8 @@ class RegexScripts:
     target: Target = "display"
     problems: list[str] = field(default_factory=list)
     _ready: list[_Ready] = field(default_factory=list, repr=False)
+    # (text, placement, the scripts run) -> result, for the texts of the last _apply_many
+    _memo: dict[_Key, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         applies = shows if self.target == "display" else prompts
@@ -113,24 +121,66 @@ class RegexScripts:
         return render_marked(self._apply_many(items), render or self._render)
 
     def _apply_many(self, items: Sequence[tuple[str, int, int | None]]) -> list[str]:
+        """The texts through their scripts, before templates are rendered.
+
+        A script is a pure function of its text, so a text run through the same scripts
+        before (the same past message, one turn older) gives what it gave then: only new
+        texts, and texts whose depth moved them into or out of a script's range, go to the
+        sandbox (issue #17: the whole history went every turn, and past a few hundred turns
+        one call outgrew the sandbox's 64 KiB result and fell back to a call per text). The
+        texts that do run go in calls of at most ``MANY_JOBS`` texts and ``MANY_CHARS``
+        characters."""
         chosen = [self._chosen(p, d) if text else [] for text, p, d in items]
         if not any(chosen):
             return [text for text, _, _ in items]
-        jobs = [(text, [r.js for r in c]) for (text, _, _), c in zip(items, chosen, strict=True)]
-        outcomes = run_many([job for job in jobs if job[1]])
-        if outcomes is None:  # too slow together: one at a time finds the runaway script
-            return [self._apply(text, p, d) for text, p, d in items]
-        done = iter(outcomes)
-        texts = []
-        for (text, _, _), scripts in zip(items, chosen, strict=True):
-            if not scripts:
-                texts.append(text)
+        keys = [
+            (text, p, tuple(id(r) for r in c)) if c else None
+            for (text, p, _), c in zip(items, chosen, strict=True)
+        ]
+        known: dict[_Key, str] = {}
+        todo: dict[_Key, list[_Ready]] = {}
+        for key, scripts in zip(keys, chosen, strict=True):
+            if key is None:
                 continue
-            outcome = next(done)
+            if key in self._memo:
+                known[key] = self._memo[key]
+            else:
+                todo[key] = scripts
+        for part in _parts(list(todo.items())):
+            for (key, _), text in zip(part, self._run_part(part), strict=True):
+                known[key] = text
+        self._memo = known  # this turn's texts: next turn's are mostly the same ones
+        pairs = zip(items, keys, strict=True)
+        return [text if key is None else known[key] for (text, _, _), key in pairs]
+
+    def _run_part(self, part: Sequence[tuple[_Key, list[_Ready]]]) -> list[str]:
+        """One sandbox call for ``part`` (text by text when it runs out of time)."""
+        outcomes = run_many([(key[0], [r.js for r in scripts]) for key, scripts in part])
+        if outcomes is None:  # too slow together: one at a time finds the runaway script
+            return [self._run_one(key[0], scripts) for key, scripts in part]
+        texts = []
+        for (_, scripts), outcome in zip(part, outcomes, strict=True):
             for index, reason in outcome.failed:
                 self._drop(scripts[index], f"failed: {reason}")
             texts.append(outcome.text)
         return texts
+
+    def depth_horizon(self) -> int:
+        """The depth past which no script's choice changes any more (the largest minDepth or
+        maxDepth a script sets; 0 when none does): a message deeper than this, at any later
+        depth, goes through the same scripts and so comes out the same."""
+        bounds = [
+            bound
+            for r in self._ready
+            for bound in (r.script.min_depth, r.script.max_depth)
+            if bound is not None and bound >= 0
+        ]
+        return max(bounds, default=0)
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        """Changes when a script is dropped (results computed before are then stale)."""
+        return tuple(id(r) for r in self._ready)
 
     def _chosen(self, placement: int, depth: int | None) -> list[_Ready]:
         """The scripts that run on text of ``placement`` at ``depth``, in SillyTavern's order."""
@@ -161,6 +211,9 @@ class RegexScripts:
         chosen = self._chosen(placement, depth)
         if not chosen or not text:
             return text
+        return self._run_one(text, chosen)
+
+    def _run_one(self, text: str, chosen: list[_Ready]) -> str:
         outcome = run_scripts(text, [r.js for r in chosen])
         for index, reason in outcome.failed:
             self._drop(chosen[index], f"failed: {reason}")
@@ -244,3 +297,18 @@ def scripts_for(
     env = env_for(card, persona if isinstance(persona, Persona) else None, lang=lang)
     scripts = [*global_scripts, *regex_scripts(card)]
     return RegexScripts(scripts, macros=lambda text: expand(text, env), target=target)
+
+
+def _parts(jobs: list[tuple[_Key, list[_Ready]]]) -> list[list[tuple[_Key, list[_Ready]]]]:
+    """``jobs`` in order, cut into sandbox calls of at most MANY_JOBS texts and MANY_CHARS
+    characters of JSON (a longer text goes alone)."""
+    parts: list[list[tuple[_Key, list[_Ready]]]] = []
+    size = 0
+    for job in jobs:
+        cost = len(json.dumps(job[0][0])) + 16
+        if not parts or len(parts[-1]) >= MANY_JOBS or size + cost > MANY_CHARS:
+            parts.append([])
+            size = 0
+        parts[-1].append(job)
+        size += cost
+    return parts

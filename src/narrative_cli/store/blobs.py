@@ -102,8 +102,27 @@ class Packed:
 def pack(value: Any) -> Packed:
     """Split a JSON value into a compressed root and content-addressed blobs."""
     blobs: dict[bytes, bytes] = {}
-    node = _pack_node(value, blobs)
+    node = _pack_node(value, blobs, ())
     return Packed(root=encode(node), blobs=blobs)
+
+
+@dataclass
+class _ListMemo:
+    """A long list packed last time at one place of the value: its JSON, its items' JSON and
+    its closed chunks (the items before ``open_start``, with their digests)."""
+
+    data: bytes
+    items: list[bytes]
+    closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
+    open_start: int
+
+
+# Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
+# mostly grow at the end, so turn N+1 finds turn N's list as a prefix of its own: its items
+# are not encoded one by one and its closed chunks not cut and hashed again, which keeps a
+# snapshot write from growing with the story (encoding the whole list is one C call).
+_LISTS: dict[tuple[str, ...], _ListMemo] = {}
+_LISTS_KEPT = 64
 
 
 def unpack(root: bytes, fetch: dict[bytes, bytes]) -> Any:
@@ -127,37 +146,77 @@ def count_hashes(roots: Iterable[bytes | None]) -> Counter[bytes]:
     return counts
 
 
-def _pack_node(value: Any, blobs: dict[bytes, bytes]) -> dict[str, Any]:
+def _pack_node(value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]) -> dict[str, Any]:
     if isinstance(value, dict):
-        children = {_key(key): _pack_node(item, blobs) for key, item in value.items()}
+        children = {
+            _key(key): _pack_node(item, blobs, (*path, _key(key))) for key, item in value.items()
+        }
         if all("v" in child for child in children.values()):
             return _small_or_blob(value, blobs)
         return {"d": children}
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
-        items = [dumps(item) for item in value]
-        data = b"[" + b",".join(items) + b"]"
-        if len(data) >= CHUNK_MIN_BYTES:
-            return {"l": [_store(chunk, blobs) for chunk in _chunks(items)]}
-        return {"b": _store(data, blobs)}
+        data = dumps(value)
+        if len(data) < CHUNK_MIN_BYTES:
+            return {"b": _store(data, blobs)}
+        return {"l": [_keep(chunk, key, blobs) for chunk, key in _list_chunks(value, data, path)]}
     return _small_or_blob(value, blobs)
 
 
-def _chunks(items: list[bytes]) -> list[bytes]:
-    """Cut a list where an item's own hash says so, so cuts move with the items.
+def _list_chunks(value: list[Any], data: bytes, path: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
+    """The chunks of a long list with their digests, reusing what the last list at ``path``
+    had in common with this one (see ``_LISTS``)."""
+    memo = _LISTS.get(path)
+    if memo is not None and _extends(memo, value, data):
+        items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
+        closed, start = list(memo.closed), memo.open_start
+    else:
+        items, closed, start = [dumps(item) for item in value], [], 0
+    tail: list[tuple[bytes, bytes]] = []
+    for end, chunk in _cuts(items, start):
+        if end < len(items) or _is_cut(items[end - 1], end - start):
+            closed.append((chunk, digest(chunk)))
+            start = end
+        else:  # the last chunk, still open: the next items may join it
+            tail.append((chunk, digest(chunk)))
+    if len(_LISTS) >= _LISTS_KEPT:
+        _LISTS.clear()
+    _LISTS[path] = _ListMemo(data, items, closed, start)
+    return closed + tail
+
+
+def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
+    """True when ``data`` (the JSON of ``value``) is the memo's list with items appended."""
+    size = len(memo.data) - 1  # without the closing bracket
+    if not memo.items or len(value) < len(memo.items) or not data.startswith(memo.data[:size]):
+        return False
+    return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
+
+
+def _is_cut(item: bytes, size: int) -> bool:
+    """Whether a chunk ends after ``item``, the ``size``-th item of its chunk."""
+    return zlib.crc32(item) % CHUNK_ITEMS == 0 or size >= CHUNK_MAX_ITEMS
+
+
+def _cuts(items: list[bytes], start: int) -> list[tuple[int, bytes]]:
+    """``items[start:]`` cut where an item's own hash says so, so cuts move with the items:
+    (end index, chunk JSON) for each chunk, the last one possibly still open.
 
     Appending touches only the last chunk; dropping items from the front (a log that keeps
     its last N entries) touches only the first one.
     """
-    chunks: list[bytes] = []
-    start = 0
-    for index, item in enumerate(items):
-        size = index + 1 - start
-        if zlib.crc32(item) % CHUNK_ITEMS == 0 or size >= CHUNK_MAX_ITEMS:
-            chunks.append(b"[" + b",".join(items[start : index + 1]) + b"]")
+    chunks: list[tuple[int, bytes]] = []
+    for index in range(start, len(items)):
+        if _is_cut(items[index], index + 1 - start):
+            chunks.append((index + 1, b"[" + b",".join(items[start : index + 1]) + b"]"))
             start = index + 1
     if start < len(items):
-        chunks.append(b"[" + b",".join(items[start:]) + b"]")
+        chunks.append((len(items), b"[" + b",".join(items[start:]) + b"]"))
     return chunks
+
+
+def _keep(data: bytes, key: bytes, blobs: dict[bytes, bytes]) -> str:
+    blobs[key] = data
+    return key.hex()
 
 
 def _key(key: Any) -> str:

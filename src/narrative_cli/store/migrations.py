@@ -119,11 +119,26 @@ M004_TEXT_RECALL = Migration(
     ),
 )
 
+# Issue #17: how far an imported chat's catch-up has read (store.catch_up).
+M005_CATCH_UP = Migration(
+    "m005_catch_up",
+    (
+        """CREATE TABLE catch_up (
+            session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            through INTEGER NOT NULL,
+            last_turn INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     M001_INITIAL,
     M002_BRANCH_LINEAGE,
     M003_CHAT_METADATA,
     M004_TEXT_RECALL,
+    M005_CATCH_UP,
 )
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS _migrations (

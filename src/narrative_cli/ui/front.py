@@ -41,6 +41,11 @@ class TerminalFront:
         self.consoles.out.print(greeting_menu(list(greetings), lang))
         return ask_greeting(len(greetings), lang)
 
+    def confirm(self, question: str) -> bool:
+        """Ask ``question``; yes unless the answer starts with n (or 否/不)."""
+        answer = self.consoles.out.input(f"{question} [Y/n] ")
+        return not answer.strip().lower().startswith(("n", "否", "不"))
+
     def screen(self, play: PlaySession) -> RichScreen:
         return RichScreen.for_play(play, self.consoles)
 

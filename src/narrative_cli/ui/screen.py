@@ -9,7 +9,7 @@ the raw text. What changed in a turn comes from ``play.reports.turn_changes``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -235,6 +235,25 @@ class RichScreen:
         from narrative_cli.ui.dice_view import ledger_table
 
         self.print(ledger_table(rows, self.lang, reveal=reveal))
+
+    @contextmanager
+    def progress(self, title: str, total: int) -> Iterator[Callable[[int], None]]:
+        """A progress bar of ``total`` steps on a terminal; elsewhere (line mode, logs) one
+        line per update, so a script sees how far it got."""
+        out = self.consoles.out
+        if not out.is_terminal:
+
+            def line(done: int) -> None:
+                out.print(Text(f"{safe_text(title)}: {done}/{total}", style="dim"))
+
+            yield line
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=out, transient=True) as bar:
+            task = bar.add_task(safe_text(title), total=total)
+            yield lambda done: bar.update(task, completed=done)
 
 
 def _streamed(view: TurnListener) -> str:

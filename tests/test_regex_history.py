@@ -1,0 +1,77 @@
+"""Prompt-side regex scripts over a long history (issue #17 item 4): what each turn's prompt
+history holds is what a full pass gives, and a turn sends only its new messages to the sandbox.
+
+Found by profiling the turn at 2,000: the whole history went through the scripts every turn,
+and past about 300 turns one batch outgrew the sandbox's 64 KiB result, so every message went
+one sandbox call at a time (4,000 calls, 6 s a turn).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from narrative_cli.domain import RegexScript
+from narrative_cli.pipeline.records import PlayedTurn
+from narrative_cli.regex import prompt as regex_prompt
+from narrative_cli.regex import scripts as regex_scripts
+from narrative_cli.regex.scripts import RegexScripts
+
+
+def _scripts() -> RegexScripts:
+    """One script for recent messages only (depth ≤ 3) and one for every message."""
+    return RegexScripts(
+        [
+            RegexScript("recent", "/fog/g", "FOG", placement=[1, 2], prompt_only=True, max_depth=3),
+            RegexScript("always", "/lamp/g", "LAMP", placement=[2], prompt_only=True),
+        ],
+        target="prompt",
+    )
+
+
+def _turn(n: int) -> PlayedTurn:
+    text = f"Night {n}: the fog is thick and the lamp burns. " + "Edda writes the log. " * 8
+    return PlayedTurn(n, f"I check the fog, night {n}.", text)
+
+
+def test_each_turns_history_is_what_a_full_pass_gives() -> None:
+    scripts = _scripts()
+    played = [PlayedTurn(0, None, "The lamp is lit in the fog.")]
+    for n in range(1, 13):
+        played.append(_turn(n))
+        got = regex_prompt.prompt_history(list(played), scripts)
+        fresh = regex_prompt.prompt_history(list(played), _scripts())  # no earlier list
+        assert got == fresh
+    recent, old = got[-1], got[1]
+    assert "FOG" in recent.narrative and "LAMP" in recent.narrative
+    assert "fog" in old.narrative and "FOG" not in old.narrative and "LAMP" in old.narrative
+
+
+def test_a_long_history_goes_to_the_sandbox_in_few_calls_and_then_only_its_new_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+    real = regex_scripts.run_many
+    one_by_one = regex_scripts.run_scripts
+
+    def counted(jobs: list[tuple[str, list[regex_scripts.JsScript]]]) -> object:
+        calls.append(len(jobs))
+        return real(jobs)
+
+    def single(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return one_by_one(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(regex_scripts, "run_many", counted)
+    monkeypatch.setattr(regex_scripts, "run_scripts", single)
+    scripts = _scripts()
+    played = [_turn(n) for n in range(1, 601)]  # ~200 KB of messages: more than one call holds
+    first = regex_prompt.prompt_history(list(played), scripts)
+    assert 2 <= len(calls) <= 20 and sum(calls) <= 1200
+    assert first[-1].narrative.startswith("Night 600: the FOG is thick and the LAMP")
+    for n in range(601, 604):
+        calls.clear()
+        played.append(_turn(n))
+        history = regex_prompt.prompt_history(list(played), scripts)
+        assert len(calls) == 1 and calls[0] <= 8  # the new turn and the few still in range
+        assert history[-1].user == f"I check the FOG, night {n}."
+        assert "FOG" not in history[-5].narrative  # gone out of the recent script's range
