@@ -133,8 +133,8 @@ def test_planner_chooses_the_speakers_and_each_writer_gets_its_own_card_and_lore
     assert "WREN-LORE" in wren_text and "PIP-LORE" not in wren_text
     assert "What Pip wants now: find out where we are going" in pip_text
     # the second speaker sees the first one's reply of this turn
-    assert block(message(wren_call, "user"), "scene_so_far") == "Pip: Pip speaks over the engine."
-    assert block(message(pip_call, "user"), "scene_so_far") is None
+    assert block(wren_text, "scene_so_far") == "Pip: Pip speaks over the engine."
+    assert block(pip_text, "scene_so_far") is None
     assert [(s.name, s.text) for s in result.speakers] == [
         ("Pip", "Pip speaks over the engine."), ("Wren", "Wren speaks over the engine.")]
     assert result.narrative == ("Pip: Pip speaks over the engine.\n\n"
