@@ -55,7 +55,8 @@ def test_a_group_in_the_real_repl(
     group_terminal: tuple[Terminal, Path], scripted_server: ScriptedServer
 ) -> None:
     term, marker = group_terminal
-    Script({"writing": slow_writer, "planning": PLAN}).install(scripted_server)
+    plan = {**PLAN, "speakers": [{"name": "Wren"}, {"name": "Pip"}]}
+    Script({"writing": slow_writer, "planning": plan}).install(scripted_server)
     term.wait_for(lambda s: "Pip: *Pip swings a lantern" in s and at_prompt(s),
                   "both greetings and the prompt")
     term.type("Is the fog lifting?")
