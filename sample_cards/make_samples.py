@@ -13,6 +13,10 @@ bytes, and a test checks the committed files match it.
   states check rules and declares roll_dice, so its checks go through the dice engine.
 - sample-world.json: a SillyTavern world file, full 1.18 fields on some entries, legacy on others.
 - sample-chat.jsonl: a short SillyTavern 1.18 chat with lantern-keeper.
+- night-ferry-wren.json + night-ferry-pip.json (English) and night-ferry-wenlan-zh.json +
+  night-ferry-aqi-zh.json (Chinese): the sample group, two characters each with a book of
+  their own (``narrative run night-ferry-wren.json night-ferry-pip.json``), and
+  night-ferry.group.json, a SillyTavern group file of the English pair in join mode.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
+from group_texts import GROUP_CARDS, GROUP_FILE  # noqa: E402
 from sample_texts import (  # noqa: E402
     FOG_HARBOR,
     LANTERN_KEEPER,
@@ -100,7 +105,15 @@ def outputs() -> dict[str, bytes]:
         "qingshi-trpg-zh.json": _json_text(TRPG_CARD).encode("utf-8"),
         "sample-world.json": _json_text(SAMPLE_WORLD).encode("utf-8"),
         "sample-chat.jsonl": _chat_text(SAMPLE_CHAT).encode("utf-8"),
+        **{name: _group_card(name, card) for name, card in GROUP_CARDS.items()},
+        "night-ferry.group.json": _json_text(GROUP_FILE).encode("utf-8"),
     }
+
+
+def _group_card(name: str, card: dict[str, Any]) -> bytes:
+    """One card of the sample group (issue 19), checked by the card loader first."""
+    parse_card_object(card, name)
+    return _json_text(card).encode("utf-8")
 
 
 def main() -> None:

@@ -28,6 +28,8 @@ from narrative_cli.agents.schemas import (
     COMPACTION_SCHEMA,
     MVU_PATCH_SCHEMA,
     PLAN_SCHEMA,
+    SCENE_ANALYSIS_SCHEMA,
+    SCENE_PLAN_SCHEMA,
 )
 from narrative_cli.agents.templates import fill
 from narrative_cli.agents.validation import Dropped, check, type_name
@@ -99,6 +101,23 @@ def parse_reply(
 def parse_plan(text: str | None, lang: str = "en", finish_reason: str | None = None) -> ParseResult:
     """The planner's reply (PLAN_SCHEMA)."""
     return parse_reply(text, PLAN_SCHEMA, lang=lang, finish_reason=finish_reason)
+
+
+def parse_scene_plan(
+    text: str | None, lang: str = "en", finish_reason: str | None = None
+) -> ParseResult:
+    """The planner's reply in a group scene (SCENE_PLAN_SCHEMA: a plan with speakers)."""
+    return parse_reply(text, SCENE_PLAN_SCHEMA, lang=lang, finish_reason=finish_reason)
+
+
+def parse_scene_analysis(
+    text: str | None, lang: str = "en", finish_reason: str | None = None
+) -> ParseResult:
+    """The analysis of a group turn (SCENE_ANALYSIS_SCHEMA: events may name a member)."""
+    return parse_reply(text, SCENE_ANALYSIS_SCHEMA, lang=lang, finish_reason=finish_reason)
+
+
+SCENE_PARSERS = {"scene_plan": parse_scene_plan, "scene_analysis": parse_scene_analysis}
 
 
 def parse_analysis(

@@ -60,6 +60,14 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class PlannedSpeaker:
+    """A member the planner chose to speak in a group scene, and what it wants this turn."""
+
+    name: str
+    intent: str = ""
+
+
+@dataclass(frozen=True)
 class Plan:
     """The planner's writing guide, tool calls and text-recall turns (PLAN_SCHEMA)."""
 
@@ -72,6 +80,7 @@ class Plan:
     tool_calls: tuple[ToolCall, ...] = ()
     text_recall: tuple[int, ...] = ()
     recall_terms: tuple[str, ...] = ()  # words to search the story's text for (issue #17)
+    speakers: tuple[PlannedSpeaker, ...] = ()  # group scenes only (issue 19)
     source: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -88,6 +97,11 @@ class Plan:
             tool_calls=tuple(ToolCall.from_json(c) for c in _items(data.get("tool_calls"))),
             text_recall=tuple(n for n in recall if isinstance(n, int) and not isinstance(n, bool)),
             recall_terms=tuple(t.strip() for t in _texts(data.get("recall_terms")) if t.strip()),
+            speakers=tuple(
+                PlannedSpeaker(_text(s.get("name")).strip(), _text(s.get("intent")).strip())
+                for s in _items(data.get("speakers"))
+                if isinstance(s, Mapping) and _text(s.get("name")).strip()
+            ),
             source=copy.deepcopy(dict(data)),
         )
 

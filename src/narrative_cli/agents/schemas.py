@@ -113,9 +113,38 @@ CATCH_UP_SCHEMA: dict[str, Any] = {
     "required": ["turns"],
 }
 
+# Group scenes (issue 19): the plan may name the speakers, in order, with what each wants;
+# events name the member they belong to. Single-card turns keep the schemas above.
+SCENE_PLAN_SCHEMA: dict[str, Any] = {
+    **PLAN_SCHEMA,
+    "properties": {
+        **PLAN_SCHEMA["properties"],
+        "speakers": _list(
+            {
+                "type": "object",
+                "properties": {"name": _text(80), "intent": _text(300, default="")},
+                "required": ["name"],
+            },
+            4,
+        ),
+    },
+}
+_EVENT = ANALYSIS_SCHEMA["properties"]["events"]["items"]
+SCENE_ANALYSIS_SCHEMA: dict[str, Any] = {
+    **ANALYSIS_SCHEMA,
+    "properties": {
+        **ANALYSIS_SCHEMA["properties"],
+        "events": _list(
+            {**_EVENT, "properties": {**_EVENT["properties"], "character": _text(80)}}, 12
+        ),
+    },
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "plan": PLAN_SCHEMA,
     "compaction": COMPACTION_SCHEMA,
+    "scene_plan": SCENE_PLAN_SCHEMA,
+    "scene_analysis": SCENE_ANALYSIS_SCHEMA,
     "analysis": ANALYSIS_SCHEMA,
     "mvu_patch": MVU_PATCH_SCHEMA,
     "catch_up": CATCH_UP_SCHEMA,

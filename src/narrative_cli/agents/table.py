@@ -108,7 +108,8 @@ AGENTS: tuple[AgentSpec, ...] = (
         name="planning",
         stage="planning",
         templates=(
-            "planning_system", "planning_closing", "planning_dice_rule", "planning_recall_rule"
+            "planning_system", "planning_closing", "planning_dice_rule", "planning_recall_rule",
+            "planning_group",
         ),
         system=(
             "preset_system",
@@ -127,6 +128,7 @@ AGENTS: tuple[AgentSpec, ...] = (
             "worldinfo3",
             "state_summary",
             "user_input",
+            "group_scene",
             "closing",
         ),
         window="planning",
@@ -140,7 +142,7 @@ AGENTS: tuple[AgentSpec, ...] = (
     AgentSpec(
         name="writing",
         stage="writing",
-        templates=("writing_system", "writing_tool_rule", "writing_dice_rule"),
+        templates=("writing_system", "writing_tool_rule", "writing_dice_rule", "writing_group"),
         system=(
             "preset_system",
             "card_system_prompt",
@@ -161,11 +163,14 @@ AGENTS: tuple[AgentSpec, ...] = (
             "text_recall",
             "writing_guide",
             "tool_results",
+            "speaker_note",
             "user_input",
+            "scene_so_far",
             "post_history_instructions",
         ),
         preset_rules=("worldinfo1", "system_rules", "tool_rule", "writing_dice_rule"),
-        preset_turn=("text_recall", "writing_guide", "tool_results"),
+        preset_turn=("text_recall", "writing_guide", "tool_results", "speaker_note",
+                     "scene_so_far"),
         window="writing",
         max_tokens=2048,
         small_max_tokens=256,
@@ -212,7 +217,8 @@ AGENTS: tuple[AgentSpec, ...] = (
     AgentSpec(
         name="analysis",
         stage="analysis",
-        templates=("analysis_prefix", "analysis_system", "analysis_turn", "analysis_closing"),
+        templates=("analysis_prefix", "analysis_system", "analysis_turn", "analysis_closing",
+                   "analysis_group"),
         system=("analysis_system",),
         user=(
             "story_summary",
@@ -220,6 +226,7 @@ AGENTS: tuple[AgentSpec, ...] = (
             "turn_header",
             "user_input",
             "narrative_output",
+            "analysis_group",
             "closing",
         ),
         schema="analysis",

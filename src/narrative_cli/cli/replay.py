@@ -35,7 +35,9 @@ def replay_command(
         ),
     ] = None,
     card: Annotated[
-        Path | None, Opt("--card", metavar="CARD", help="The character card the logs use.")
+        list[Path] | None,
+        Opt("--card", metavar="CARD",
+            help="The character card the logs use (repeat it for a group chat's members)."),
     ] = None,
     lorebook: opts.Lorebooks = None,
     preset: opts.Preset = None,
@@ -107,10 +109,11 @@ def replay_command(
     view = RichReplayView.create(no_color=no_color)
     if diff is not None:
         raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))
-    if not logs or card is None:
+    if not logs or not card:
         raise typer.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
     options = PlayOptions(
-        card=str(card), lorebooks=[str(p) for p in lorebook or []], preset=opts.text(preset),
+        card=str(card[0]), members=[str(p) for p in card[1:]],
+        lorebooks=[str(p) for p in lorebook or []], preset=opts.text(preset),
         persona=persona, user_name=user_name, profile=profile, provider=provider,
         base_url=base_url, model=model, api_key_env=api_key_env, trace=opts.text(trace), seed=seed,
         mode=mode, lang=lang,

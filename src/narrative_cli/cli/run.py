@@ -24,9 +24,18 @@ def register(app: typer.Typer) -> None:
 
 
 def run_command(
-    card: Annotated[
-        str, typer.Argument(metavar="CARD", help="The character card (PNG, JSON, CHARX, YAML).")
-    ] = "",
+    cards: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="CARD...",
+            help="The character card (PNG, JSON, CHARX, YAML); several cards play as a group.",
+        ),
+    ] = None,
+    group: Annotated[
+        str | None,
+        Opt("--group", metavar="FILE|NAME",
+            help="A SillyTavern group file to play (or a group's name, with --st-data)."),
+    ] = None,
     lorebook: opts.Lorebooks = None,
     preset: opts.Preset = None,
     persona: opts.Persona = None,
@@ -75,8 +84,11 @@ def run_command(
     from narrative_cli.play.options import PlayOptions
     from narrative_cli.ui.front import TerminalFront
 
+    card, *members = cards or [""]
     options = PlayOptions(
         card=card,
+        members=members,
+        group=group,
         lorebooks=[str(p) for p in lorebook or []],
         preset=opts.text(preset),
         persona=persona,
@@ -97,7 +109,7 @@ def run_command(
         continue_last=continue_last,
         catch_up=catch_up,
     )
-    if not card and not resume and not continue_last:
+    if not card and not group and not resume and not continue_last:
         raise typer.BadParameter(
             "give a CARD to play, --resume ID, or -c for the last session", param_hint="CARD"
         )

@@ -85,6 +85,12 @@ class PromptInputs:
     mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
     fold: Fold | None = None  # what the compaction agent is asked to fold (issue #17)
     text_search: bool = False  # the story has a text index the planner's recall_terms search
+    # Group scenes (issue 19); all empty for a single card, whose prompts stay as they were.
+    cast: tuple[Card, ...] = ()  # the planner's <character>: every member's card
+    scene_note: str = ""  # the planner's group rules (members, muted, the speakers field)
+    speaker_note: str = ""  # the writer's: whom it writes for, with what intent
+    scene_so_far: str = ""  # the writer's: the earlier speakers' replies this turn
+    analysis_note: str = ""  # the analyst's: who spoke, attribute events to members
     # Macro environment (compat §6): injected clock and the session rng keep prompts reproducible.
     clock: datetime | None = None
     rng: random.Random | None = None

@@ -66,6 +66,23 @@ def example_chats(text: str) -> str:
     after its ``[Example Chat]`` line (the default ``new_example_chat_prompt``)."""
     return "\n\n".join(f"{EXAMPLE_CHAT}\n{block}" for block in example_dialogues(text.strip())
                          if block)  # fmt: skip
+def cast(inputs: PromptInputs) -> Block:
+    """``<character>`` of a group scene: every member's card, one after another."""
+    lang, cards = inputs.lang, inputs.cast
+    members = []
+    for card in cards:
+        fields = [("character.description", card.description),
+                  ("character.personality", card.personality),
+                  ("character.scenario", card.scenario)]
+        lines = [label(lang, "character.name", text=card.name.strip())]
+        lines += [label(lang, key, text=value.strip()) for key, value in fields if value.strip()]
+        members.append("\n".join(lines))
+    return tagged("character", "\n\n".join(members), stable=True)
+
+
+def scene_so_far(inputs: PromptInputs) -> Block:
+    """``<scene_so_far>``: what the earlier speakers of this group turn said."""
+    return tagged("scene_so_far", inputs.scene_so_far.strip())
 
 
 def persona(inputs: PromptInputs) -> Block:

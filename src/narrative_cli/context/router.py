@@ -122,7 +122,13 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "tool_rule": _tool_rule,
     "planning_dice_rule": lambda s: _dice_rule(s, "planning_dice_rule", s.inputs.dice_rules),
     "writing_dice_rule": _writer_dice_rule,
-    "character": lambda s: parts.character(s.inputs, examples=False),
+    "character": lambda s: (
+        parts.cast(s.inputs) if s.inputs.cast else parts.character(s.inputs, examples=False)
+    ),
+    "group_scene": lambda s: plain("group_scene", s.inputs.scene_note.strip()),
+    "speaker_note": lambda s: plain("speaker_note", s.inputs.speaker_note.strip()),
+    "scene_so_far": lambda s: parts.scene_so_far(s.inputs),
+    "analysis_group": lambda s: plain("analysis_group", s.inputs.analysis_note.strip()),
     "character_with_examples": lambda s: parts.character(s.inputs, examples=True),
     "story_summary": lambda s: parts.story_summary(
         s.inputs, s.turns, s.inputs.window_settings(s.spec.window) if s.spec.window else None

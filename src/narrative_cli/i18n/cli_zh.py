@@ -18,6 +18,10 @@ HELP: dict[str, str] = {
     "Play a character card turn by turn (REPL on a terminal, line mode otherwise).":
         "一轮一轮地游玩角色卡（终端上是交互界面，否则是逐行模式）。",
     "The character card (PNG, JSON, CHARX, YAML).": "角色卡（PNG、JSON、CHARX、YAML）。",
+    "The character card (PNG, JSON, CHARX, YAML); several cards play as a group.":
+        "角色卡（PNG、JSON、CHARX、YAML）；给出多张卡即作为群组游玩。",
+    "A SillyTavern group file to play (or a group's name, with --st-data).":
+        "要游玩的酒馆群组文件（或配合 --st-data 给出群组名）。",
     "A world file (repeatable).": "世界书文件（可重复）。",
     "A Chat Completion preset.": "Chat Completion 预设。",
     "Your persona: text or a file.": "你的人设：文字或文件。",
@@ -53,6 +57,8 @@ HELP: dict[str, str] = {
     "SillyTavern chats (.jsonl) or narrative-cli exports to replay.":
         "要重放的酒馆聊天（.jsonl）或 narrative-cli 导出文件。",
     "The character card the logs use.": "这些记录所用的角色卡。",
+    "The character card the logs use (repeat it for a group chat's members).":
+        "这些记录所用的角色卡（群聊的每位成员各给一次）。",
     "Your name ({{user}}); default: the log's.": "你的名字（{{user}}）；默认取记录中的。",
     "Write every model call to DIR (one sub-folder per log).":
         "把每次模型调用写入 DIR（每份记录一个子文件夹）。",

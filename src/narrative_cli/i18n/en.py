@@ -23,6 +23,7 @@ MESSAGES: dict[str, str] = {
     "label.not_here": "(the card's buttons and scripts cannot run in a terminal and are left out)",
     "label.kept_after_cleanup": "(as kept after clean-up:)",
     "label.analysis_pending": "analysis pending for turn {turn}: {error}; /retry runs it",
+    "label.group": "Group",
     "label.user": "User",
     # -- footer (one turn) and toolbar (the session) -------------------------------------------
     "footer.calls": "calls {count}",
@@ -58,7 +59,11 @@ MESSAGES: dict[str, str] = {
     "cmd.note": "show or set the Author's Note (off: none)",
     "cmd.roll": "roll dice or a CoC check (no story)",
     "cmd.dice": "every roll of the story; reveal: show the hidden ones",
-    "cmd.regen": "redo the last turn; the old reply stays as a swipe",
+    "cmd.regen": "redo the last turn (a group: the last speaker's reply); old: a swipe",
+    "cmd.group": "a group scene's members, who is muted, its strategy and mode",
+    "cmd.next": "a group scene: NAME answers the next turn",
+    "cmd.mute": "a group scene: NAME stays silent until /unmute",
+    "cmd.unmute": "a group scene: NAME may speak again",
     "cmd.swipe": "list the last turn's replies, or show reply N (state follows)",
     "cmd.undo": "drop the last turn",
     "cmd.branch": "copy the story so far into a new session and play on there",
@@ -297,4 +302,18 @@ MESSAGES: dict[str, str] = {
         "this session was not imported from a SillyTavern chat: nothing to catch up on"
     ),
     "cmd.catchup": "an imported chat: summarise its old turns and rebuild the state",
+    # -- group scenes in play: roster, /continue (issue 19) ------------------------------
+    "group.no_group": "this story is one character, not a group: {command} needs several"
+                      " cards (narrative run a.png b.png)",
+    "group.status_muted": "muted",
+    "group.status_next": "answers next",
+    "group.status_last": "spoke last",
+    "group.strategy": "strategy",
+    "group.mode": "mode",
+    "group.scenario": "scenario",
+    "group.override": "group override",
+    "group.events": "{count} events",
+    "group.own": "each card's own",
+    "group.no_continue": "/continue does not work in a group scene yet: /regen writes the last"
+                         " speaker's reply again, /next NAME picks who answers next",
 }

@@ -23,6 +23,7 @@ MESSAGES: dict[str, str] = {
     "label.not_here": "（卡片的按钮和脚本在终端里无法运行，已略去）",
     "label.kept_after_cleanup": "（清理后保留的文本：）",
     "label.analysis_pending": "第 {turn} 轮的分析尚未完成：{error}；/retry 运行它",
+    "label.group": "群组",
     "label.user": "用户",
     # -- 页脚（一轮）与工具栏（整个会话） -------------------------------------------------------
     "footer.calls": "调用 {count}",
@@ -58,7 +59,11 @@ MESSAGES: dict[str, str] = {
     "cmd.note": "查看或设置作者注释（off：清除）",
     "cmd.roll": "掷骰或 CoC 检定（不推进故事）",
     "cmd.dice": "本局所有掷骰；reveal：显示暗骰",
-    "cmd.regen": "重新生成上一轮；旧回复保留为候选",
+    "cmd.regen": "重新生成上一轮（群组：只重写最后一位发言者）；旧回复保留为候选",
+    "cmd.group": "群组场景：成员、谁被静音、发言顺序与生成模式",
+    "cmd.next": "群组场景：下一轮由 NAME 回应",
+    "cmd.mute": "群组场景：NAME 保持沉默，直到 /unmute",
+    "cmd.unmute": "群组场景：NAME 可以再次发言",
     "cmd.swipe": "列出上一轮的回复，或切换到第 N 条（状态随之切换）",
     "cmd.undo": "撤销上一轮",
     "cmd.branch": "把目前的故事复制到新会话并在那里继续",
@@ -289,4 +294,18 @@ MESSAGES: dict[str, str] = {
     ),
     "catchup.not_imported": "这个会话不是从 SillyTavern 对话导入的：没有需要补读的内容",
     "cmd.catchup": "导入的对话：为旧的回合补写摘要并重建状态",
+    # -- group scenes in play: roster, /continue (issue 19) ------------------------------
+    "group.no_group": "这个故事只有一个角色，不是群组：{command} 需要多张角色卡"
+                      "（narrative run 卡1.png 卡2.png）",
+    "group.status_muted": "已静音",
+    "group.status_next": "下一轮发言",
+    "group.status_last": "上一位发言者",
+    "group.strategy": "发言顺序",
+    "group.mode": "生成模式",
+    "group.scenario": "场景",
+    "group.override": "群组覆盖",
+    "group.events": "{count} 个事件",
+    "group.own": "各角色卡自带",
+    "group.no_continue": "群组场景暂不支持 /continue：/regen 重写最后一位发言者的回复，"
+                         "/next 名字 指定下一位回应者",
 }

@@ -20,12 +20,14 @@ from dataclasses import fields
 
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import NarrativeError
+from narrative_cli.group.scene_state import SceneState
 from narrative_cli.pipeline.accounting import AgentUsage
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import Listener, ignore
 from narrative_cli.pipeline.post import analysis_failure, apply_analysis, run_analysis
 from narrative_cli.pipeline.records import TurnRecord
+from narrative_cli.pipeline.scene import with_analysis_note
 from narrative_cli.pipeline.story import Snapshot, Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.turn import TurnState
@@ -57,6 +59,9 @@ def retry_analysis(
     state.narrative = record.narrative
     state.plan = record.plan
     state.base_inputs = apply_macros(state.make_base_inputs(""))
+    if state.scene is not None and story.group is not None:  # a group turn (issue 19)
+        state.speakers = list(record.speakers)
+        with_analysis_note(state)
     outcome = run_analysis(state)
     failure = analysis_failure(outcome)
     if failure is not None:
@@ -66,6 +71,8 @@ def retry_analysis(
     state.game = GameState.from_dict(after.state) if after.state else state.game
     state.summaries = SummaryStore.from_dict(after.summaries or {}, story.lang)
     state.mvu = None if after.mvu is None else dict(after.mvu)
+    if story.group is not None:  # the members' ledgers as stored with the turn
+        state.scene = SceneState.from_dict(after.group, story.group)
     apply_analysis(state, outcome)
     return _amended(record, after, state)
 
@@ -75,6 +82,9 @@ def _amended(record: TurnRecord, after: Snapshot, state: TurnState) -> TurnResul
     result = TurnResult(**values, snapshot=Snapshot.from_dict(after.to_dict()))
     result.snapshot.state = state.game.to_dict()
     result.snapshot.summaries = state.summaries.to_dict()
+    if state.scene is not None:
+        result.snapshot.group = {**after.group, **state.scene.to_dict(),
+                                 "muted": after.group.get("muted", [])}
     result.events_applied = list(state.events_applied)
     result.events_rejected = list(state.events_rejected)
     result.summary_entries = state.summaries.lines(turn=after.turn)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.agents.parsing import corrective_message
+from narrative_cli.agents.parsing import SCENE_PARSERS, corrective_message
 from narrative_cli.agents.schemas import response_format
 from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.agents.table import find_agent
@@ -59,6 +59,12 @@ class JsonOutcome:
         return self.value is not None and not self.errors
 
 
+def _writes_story(agent: str) -> bool:
+    """The writers (their reply is the story, streamed): the calls a speaker is named on."""
+    spec = find_agent(agent)
+    return spec is not None and spec.streams
+
+
 class CallRunner:
     """Sends a turn's calls and records each one (thread-safe: parallel mode shares it)."""
 
@@ -78,6 +84,7 @@ class CallRunner:
         self.turn, self.mode, self.lang = turn, mode, lang
         self.trace = trace
         self.account = TurnAccount()
+        self.speaker: str | None = None  # a group scene's writer: whom it writes for (trace)
         self._listener = listener
         self._lock = threading.RLock()
 
@@ -132,14 +139,20 @@ class CallRunner:
         messages: Sequence[Message],
         *,
         cache_breakpoints: Sequence[int] = (),
+        scene: bool = False,
     ) -> JsonOutcome:
         """A schema-constrained call, parsed; one corrective retry when parsing fails.
 
-        The schema and the parser are the agent's ``agents.table`` row."""
+        The schema and the parser are the agent's ``agents.table`` row; ``scene`` (a group
+        turn) asks for the row's ``scene_`` variant (a plan with speakers, events naming
+        members)."""
         spec = agent_spec(agent)
         if spec.schema is None:
             raise ValueError(f"agent {agent!r} does not reply in JSON")
         schema, parse = spec.schema, spec.parse
+        if scene and f"scene_{schema}" in SCENE_PARSERS:
+            schema = f"scene_{schema}"
+            parse = SCENE_PARSERS[schema]
         reply = self.complete(agent, messages, schema=schema, cache_breakpoints=cache_breakpoints)
         first = parse(reply.text, self.lang, reply.finish_reason)
         if first.ok:
@@ -235,4 +248,5 @@ class CallRunner:
             cached_tokens=usage.cached_tokens if usage else 0,
             latency_ms=latency,
             error=error,
+            speaker=self.speaker if _writes_story(agent) else None,
         )

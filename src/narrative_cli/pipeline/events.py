@@ -93,8 +93,19 @@ class CallRetrying:
     wait_s: float
 
 
+@dataclass(frozen=True)
+class SpeakerStarted:
+    """In a group scene, the writer starts on member ``name``'s reply (``index``: 0, 1, …);
+    the ``TextDelta`` events that follow are that member's text."""
+
+    name: str
+    key: str
+    index: int
+
+
 PipelineEvent = (
     StageStarted
+    | SpeakerStarted
     | StageFinished
     | TextDelta
     | ToolResultEvent

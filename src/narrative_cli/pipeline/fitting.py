@@ -20,9 +20,12 @@ __all__ = ["Builder", "fit_prompt"]
 Builder = Callable[[PromptInputs], Prompt]
 
 
-def fit_prompt(state: TurnState, build: Builder, agent: str) -> Prompt:
-    """``build``'s prompt for ``agent``, shrunk to the model's context when one is known."""
-    inputs = state.prompt_inputs()
+def fit_prompt(
+    state: TurnState, build: Builder, agent: str, inputs: PromptInputs | None = None
+) -> Prompt:
+    """``build``'s prompt for ``agent``, shrunk to the model's context when one is known
+    (``inputs``: the turn's by default; a group scene's writer passes its speaker's)."""
+    inputs = state.prompt_inputs() if inputs is None else inputs
     limit = state.calls.backends.context_limit(agent)
     if limit is None:
         return build(inputs)

@@ -67,15 +67,21 @@ def load_parts(
     lang: str,
     user_name: str | None,
     regex: Sequence[RegexScript] = (),
+    member_books: Sequence[Lorebook] = (),
 ) -> StoryParts:
     """Load the card (unless already loaded) and what goes with it; BadInput names any file
     that cannot be used. ``regex``: global regex scripts found elsewhere (an ``--st-data``
-    folder's settings); the config's ``pipeline.regex_scripts`` files come after them."""
+    folder's settings); the config's ``pipeline.regex_scripts`` files come after them.
+    ``member_books``: a group scene's other members' own books, used as the card's own book
+    is (not under worldbook source ``world``)."""
     settings = settings or Settings()
     card = card_path if isinstance(card_path, Card) else load_card(card_path)
     worlds = [load_lorebook(path) for path in lorebooks]
     selection = select_lore(card, worlds, settings.pipeline.worldbook_source)
     entries = selection.entries
+    if settings.pipeline.worldbook_source != "world":
+        seen = set(map(id, entries))
+        entries += [e for book in member_books for e in book.entries if id(e) not in seen]
     tools = load_tools(entries)
     persona_obj = _persona(persona, user_name)
     flag = lang if lang and lang != "auto" else settings.pipeline.lang

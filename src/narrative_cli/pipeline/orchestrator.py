@@ -62,9 +62,15 @@ from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.records import LoreHit
 from narrative_cli.pipeline.samplers import preset_samplers
+from narrative_cli.pipeline.scene import (
+    choose_scene_speakers,
+    kept_speakers,
+    scene_inputs,
+    scene_writing,
+)
 from narrative_cli.pipeline.search_recall import search_stage
 from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
-from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
+from narrative_cli.pipeline.story import Story, TurnRecord, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.turn import TurnState
@@ -109,11 +115,16 @@ def run_turn(
     trace: TraceWriter | None = None,
     *,
     rng_stream: int = 0,
+    next_speaker: str | None = None,
+    keep: TurnRecord | None = None,
 ) -> TurnResult:
     """Play one turn of ``story`` for ``user_input`` and return its result (not committed).
 
     ``rng_stream`` 0 continues the snapshot's random numbers; n > 0 is try n of the turn (a
-    regenerate or a retry), with fresh dice from its own stream (``rng.stream_rng``)."""
+    regenerate or a retry), with fresh dice from its own stream (``rng.stream_rng``).
+    ``next_speaker``: in a group scene, the member who answers (``/next NAME``); ``keep``:
+    a group turn played before, of which only the last speaker is written again (``/regen``:
+    its plan, planning tool results and earlier replies are kept)."""
     if not user_input.strip():
         raise BadInput("the turn has no input: type what your character says or does")
     snapshot, problem = ensure_mvu(story, story.snapshot)
@@ -127,6 +138,8 @@ def run_turn(
         samplers=preset_samplers(story.preset),
     )
     state = TurnState.start(story, user_input, snapshot, calls, rng_stream)
+    state.next_speaker = next_speaker
+    state.keep = keep
     if problem:
         state.warn("lore", problem)
     apply_input(state)
@@ -147,6 +160,9 @@ def run_turn(
 
 def _run_stages(state: TurnState, notes: list[str]) -> None:
     _lore_stage(state)
+    if state.scene is not None:
+        _run_scene(state, notes)
+        return
     pipeline = state.story.settings.pipeline
     planning_tools = any(t.trigger == "planning" for t in state.active_tools)
     mode = choose_mode(pipeline.mode, pipeline.parallel, planning_tools, pipeline.text_recall)
@@ -160,6 +176,32 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
         recall_stage(state, notes)
     search_stage(state, notes)
     writing_stage(state, merged=mode.path == "merged")
+    finish_turn(state)
+    compact_at_cut(state)
+
+
+def _run_scene(state: TurnState, notes: list[str]) -> None:
+    """A group scene's turn: always planned (the planner may choose the speakers), then a
+    writer per speaker and one analysis (``pipeline.scene``)."""
+    pipeline = state.story.settings.pipeline
+    mode = choose_mode(pipeline.mode, pipeline.parallel, True, pipeline.text_recall)
+    if mode.path == "merged":
+        state.warn("planning", "--mode merged: a group scene always plans; played serial")
+        mode = Mode("serial", mode.concurrent_post)
+    state.mode, state.concurrent_post = mode.label, mode.concurrent_post
+    state.calls.mode = mode.label
+    tool_text = tool_list_text(state.active_tools, state.lang)
+    base = apply_templates(state, apply_macros(state.make_base_inputs(tool_text)))
+    state.base_inputs = scene_inputs(state, base)
+    if state.keep is not None:
+        speakers = kept_speakers(state, state.keep)
+    else:
+        planning_stage(state)
+        speakers = choose_scene_speakers(state)
+        tools_stage(state)
+    recall_stage(state, notes)
+    search_stage(state, notes)
+    scene_writing(state, speakers)
     finish_turn(state)
     compact_at_cut(state)
 
@@ -256,6 +298,7 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         state_text=state.state_text(),
         usage=state.calls.account,
         analysis_pending=state.analysis_pending,
+        speakers=list(state.speakers),
     )
 
 

@@ -90,6 +90,7 @@ def run_analysis(state: TurnState) -> AnalysisOutcome:
                 "analysis",
                 prompt.messages,
                 cache_breakpoints=prompt.cache_breakpoints,
+                scene=state.scene is not None,
             )
         except BackendError as error:
             return error
@@ -139,6 +140,9 @@ def _apply(state: TurnState, analysis: Analysis) -> None:
     state.game = result.state
     state.events_applied.extend(result.applied)
     state.events_rejected.extend(result.rejected)
+    if state.scene is not None and state.story.group is not None:  # each member's ledger
+        events = [record.event for record in result.applied]
+        state.scene = state.scene.with_events(events, state.story.group)
     state.summaries = state.summaries.add(state.number, entries)
     if not state.summaries.lines(turn=state.number):
         state.warn("analysis", "analysis gave no summary entry for this turn")

@@ -51,6 +51,9 @@ class Snapshot:
     # MagVarUpdate's companions of stat_data (``mvu``): schema, display_data, delta_data
     mvu_data: dict[str, Any] = field(default_factory=dict)
     global_variables: dict[str, Any] = field(default_factory=dict)  # {{setglobalvar}}: per session
+    # A group scene's state (issue 19: ``pipeline.cast``): muted members, who spoke, each
+    # member's own relationships and flags. Empty for a single card.
+    group: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The snapshot as a JSON object (the store saves it as is)."""
@@ -68,6 +71,7 @@ class Snapshot:
             **extra,
             # only when set: snapshots of stories without global variables stay as they were
             **({"global_variables": self.global_variables} if self.global_variables else {}),
+            **({"group": self.group} if self.group else {}),
         }
 
     @classmethod
@@ -86,6 +90,7 @@ class Snapshot:
             variables=dict(data.get("variables") or {}),
             mvu_data=dict(data.get("mvu_data") or {}),
             global_variables=dict(data.get("global_variables") or {}),
+            group=dict(data.get("group") or {}) if isinstance(data.get("group"), dict) else {},
         )
 
 
@@ -109,6 +114,24 @@ class PlayedTurn:
             narrative=str(record.get("narrative") or ""),
             post_outputs=_texts_by_name(record.get("post_outputs")),
         )
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """One speaker's reply in a group turn: the member (name and key) and its text."""
+
+    name: str
+    key: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "key": self.key, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: object) -> Spoken:
+        item = _mapping(data)
+        return cls(str(item.get("name") or ""), str(item.get("key") or ""),
+                   str(item.get("text") or ""))
 
 
 @dataclass
@@ -143,6 +166,7 @@ class TurnRecord:
     state_text: str = ""
     usage: TurnAccount = field(default_factory=TurnAccount)
     analysis_pending: str | None = None  # the analysis failed (why): stored, /retry runs it
+    speakers: list[Spoken] = field(default_factory=list)  # a group turn's replies, in order
 
     def history_turn(self) -> PlayedTurn:
         """The turn as the history of later prompts holds it."""
@@ -180,6 +204,7 @@ class TurnRecord:
             "state_text": self.state_text,
             "usage": self.usage.to_dict(),
             **({"analysis_pending": self.analysis_pending} if self.analysis_pending else {}),
+            **({"speakers": [s.to_dict() for s in self.speakers]} if self.speakers else {}),
         }
 
     @classmethod
@@ -211,6 +236,7 @@ class TurnRecord:
             state_text=str(record.get("state_text") or ""),
             usage=TurnAccount.from_dict(record.get("usage") or {}),
             analysis_pending=_pending(record.get("analysis_pending")),
+            speakers=[Spoken.from_dict(item) for item in _items(record, "speakers")],
         )
 
 

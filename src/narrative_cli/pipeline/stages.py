@@ -65,6 +65,7 @@ def planning_stage(state: TurnState) -> None:
             "planning",
             prompt.messages,
             cache_breakpoints=prompt.cache_breakpoints,
+            scene=state.scene is not None,
         )
         errors = "; ".join(outcome.errors)
         if outcome.value is None:

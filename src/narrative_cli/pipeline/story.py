@@ -32,6 +32,8 @@ from narrative_cli.context.ejs import has_template
 from narrative_cli.context.text_search import TextIndex
 from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset, RegexScript
 from narrative_cli.errors import BadInput, CardError
+from narrative_cli.group.greetings import lore_owners, scene_greeting
+from narrative_cli.group.model import Group
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import MVU_UPDATE
 from narrative_cli.lore.timed import TimedEffects
@@ -83,6 +85,10 @@ class Story:
     clock: Callable[[], datetime] = datetime.now
     authors_note: AuthorsNote | None = None  # the chat's (play sets it from the session)
     global_regex: list[RegexScript] = field(default_factory=list)  # run before the card's
+    # A group scene (issue 19): ``card`` is then the first member's; ``lore_owner`` maps
+    # id(entry) of each member's own book to that member's key (``pipeline.group_story``).
+    group: Group | None = None
+    lore_owner: dict[int, str] = field(default_factory=dict, repr=False)
     _prompt_regex: RegexScripts | None = field(default=None, repr=False)
     # The story's full-text index (issue #17; play sets the session database's); None: the
     # turns search nothing (``pipeline.search_recall``).
@@ -175,13 +181,22 @@ def open_story(
     lang: str = "auto",
     user_name: str | None = None,
     regex: Sequence[RegexScript] = (),
+    group: Group | None = None,
 ) -> Story:
     """Load a card (or take a loaded one) and everything it plays with; the greeting becomes
-    turn 0. ``regex``: global regex scripts (an ``--st-data`` folder's), before the config's."""
-    parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name, regex)
+    turn 0. ``regex``: global regex scripts (an ``--st-data`` folder's), before the config's.
+    ``group``: a group scene (``card_path`` is then ignored: the first member's card leads,
+    every member's book is loaded, the greeting is each member's in turn)."""
+    books = [] if group is None else [m.card.character_book for m in group.members[1:]]
+    if group is not None:
+        card_path = group.members[0].card
+    parts = load_parts(card_path, lorebooks, preset, persona, settings, lang, user_name, regex,
+                       member_books=[book for book in books if book is not None])
     seed = _pick_seed(seed, parts.settings)
-    greeting = _greeting(parts.card, greeting_index)
-    rendered = parts.render(greeting)
+    if group is None:
+        rendered = parts.render(_greeting(parts.card, greeting_index))
+    else:
+        rendered = scene_greeting(group, parts.persona, parts.lang, greeting_index)
     shown = strip_update_blocks(rendered)
     history = [PlayedTurn(0, None, shown)] if shown.strip() else []
     snapshot = initial_snapshot(seed, parts.lang, parts.entries)
@@ -209,6 +224,8 @@ def open_story(
         problems=problems,
         authors_note=default_authors_note(parts.settings.pipeline),
         global_regex=parts.global_regex,
+        group=group,
+        lore_owner={} if group is None else lore_owners(group, parts.entries),
     )
 
 

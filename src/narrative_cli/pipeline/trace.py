@@ -4,7 +4,8 @@ The format is a contract (architecture §3):
 
 - ``DIR/calls.jsonl``: one JSON object per LLM call, appended when the call ends, also when it
   fails, with exactly the keys ``session, turn, agent, mode, attempt, request, response,
-  usage, latency_ms, error``. ``request`` holds ``model``, ``messages`` and the sampling
+  usage, latency_ms, error``, plus ``speaker`` (the member's name) on a group scene's
+  writing calls. ``request`` holds ``model``, ``messages`` and the sampling
   parameters that were set; ``response`` holds ``text``, ``reasoning``, ``finish_reason``;
   ``usage`` holds ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``.
 - ``DIR/turn-0001.md``: the same calls as readable text, then the tool results, the applied
@@ -72,6 +73,7 @@ class CallTrace:
     cached_tokens: int = 0
     latency_ms: float = 0.0
     error: str | None = None
+    speaker: str | None = None  # a group scene's writing call: the member it writes for
 
     def to_json(self, session: str) -> dict[str, Any]:
         """The calls.jsonl object, with exactly the architecture §3 keys."""
@@ -97,6 +99,8 @@ class CallTrace:
                 },
                 "latency_ms": round(self.latency_ms, 1),
                 "error": self.error,
+                # added for group scenes (issue 19); absent from every other call
+                **({"speaker": self.speaker} if self.speaker else {}),
             }
         )
         return traced

@@ -47,6 +47,8 @@ class TracedCall(Protocol):
     def latency_ms(self) -> float: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def speaker(self) -> str | None: ...
 
 
 def fenced(text: str, info: str = "text") -> str:
@@ -60,6 +62,11 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
 
+def _speaker(call: TracedCall) -> str:
+    """`` for NAME`` after a group scene's writing call."""
+    return f" for {call.speaker}" if call.speaker else ""
+
+
 def call_markdown(index: int, call: TracedCall) -> str:
     """One call: a heading with its figures, the request messages, the reply or the error."""
     figures = (
@@ -67,7 +74,7 @@ def call_markdown(index: int, call: TracedCall) -> str:
         f"{call.completion_tokens} completion tokens · {call.latency_ms:.0f} ms"
     )
     lines = [
-        f"### {index}. {call.agent} (attempt {call.attempt})",
+        f"### {index}. {call.agent}{_speaker(call)} (attempt {call.attempt})",
         "",
         f"model `{call.model or 'default'}` · {figures}",
     ]

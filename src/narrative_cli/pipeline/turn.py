@@ -30,10 +30,11 @@ from narrative_cli.context.inputs import (
 )
 from narrative_cli.context.window import window_first
 from narrative_cli.domain import LoreEntry
+from narrative_cli.group.scene_state import SceneState
 from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.events import StageFinished, StageStarted, TurnWarning
-from narrative_cli.pipeline.records import BudgetCut
+from narrative_cli.pipeline.records import BudgetCut, Spoken, TurnRecord
 from narrative_cli.pipeline.regex_templates import turn_renderer
 from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story
 from narrative_cli.regex import prompt as regex_prompt
@@ -89,6 +90,10 @@ class TurnState:
     warnings: list[str] = field(default_factory=list)
     budget_cuts: list[BudgetCut] = field(default_factory=list)
     analysis_pending: str | None = None  # why the analysis failed; /retry runs it alone
+    scene: SceneState | None = None  # a group scene's state (None: a single card)
+    speakers: list[Spoken] = field(default_factory=list)  # a group turn's replies, in order
+    next_speaker: str | None = None  # /next NAME: the member who answers this turn
+    keep: TurnRecord | None = None  # a group /regen: the turn whose last speaker is redone
 
     @classmethod
     def start(
@@ -122,6 +127,7 @@ class TurnState:
             timed=TimedEffects.from_dict(snapshot.timed or {}),
             variables=dict(snapshot.variables),
             global_variables=dict(snapshot.global_variables),
+            scene=SceneState.from_dict(snapshot.group, story.group) if story.group else None,
         )
 
     # -- listener helpers -------------------------------------------------------------------
@@ -202,11 +208,13 @@ class TurnState:
             return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
         return [SummaryEntry(turn, text) for turn, text in self.summaries.labelled_entries]
 
-    def prompt_inputs(self) -> PromptInputs:
-        """The builders' inputs with this turn's plan, tool results and recalled turns."""
-        assert self.base_inputs is not None, "lore stage first"
+    def prompt_inputs(self, base: PromptInputs | None = None) -> PromptInputs:
+        """The builders' inputs with this turn's plan, tool results and recalled turns
+        (``base``: other inputs than the turn's, as a group scene's writer has)."""
+        base = base or self.base_inputs
+        assert base is not None, "lore stage first"
         return replace(
-            self.base_inputs,
+            base,
             plan=self.plan,
             tool_results_text="\n".join(r.text for r in self.tool_results if r.kind != "warning"),
             dice_rules=self.dice_rules,
@@ -309,6 +317,7 @@ class TurnState:
             variables=dict(self.variables),
             mvu_data=dict(self.mvu_data),
             global_variables=dict(self.global_variables),
+            group={} if self.scene is None else self.scene.to_dict(),
         )
 
 

@@ -29,8 +29,9 @@ from narrative_cli.errors import (
 from narrative_cli.i18n import has, t
 from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
-from narrative_cli.play import reports
+from narrative_cli.play import group_play, reports
 from narrative_cli.play.controller import PlaySession
+from narrative_cli.play.group_play import Roster
 from narrative_cli.tools.dice import DiceRoll
 
 
@@ -62,6 +63,7 @@ class Screen(Protocol):
     def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None: ...
     def progress(self, title: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
         ...
+    def roster(self, roster: Roster) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("roll", "EXPR [adv|dis] [dc N] | coc SKILL", "roll dice or a CoC check (no story)"),
     Command("dice", "[reveal]", "every roll of the story; reveal: show the hidden ones",
             ("reveal",)),
-    Command("regen", "", "redo the last turn; the old reply stays as a swipe"),
+    Command("regen", "", "redo the last turn (a group: the last speaker's reply); old: a swipe"),
+    Command("group", "", "a group scene's members, who is muted, its strategy and mode"),
+    Command("next", "NAME", "a group scene: NAME answers the next turn"),
+    Command("mute", "NAME", "a group scene: NAME stays silent until /unmute"),
+    Command("unmute", "NAME", "a group scene: NAME may speak again"),
     Command("swipe", "[N]", "list the last turn's replies, or show reply N (state follows)"),
     Command("undo", "", "drop the last turn"),
     Command("branch", "[NAME]", "copy the story so far into a new session and play on there"),
@@ -117,7 +123,8 @@ COMMANDS: tuple[Command, ...] = (
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
 BY_NAME = {command.name: command for command in COMMANDS}
-FREE_TEXT = ("edit",)  # commands whose argument is a line of the story, not shell-like words
+# commands whose argument is a line of the story, not shell-like words (or a member's name)
+FREE_TEXT = ("edit", "next", "mute", "unmute")
 
 Handler = Callable[[list[str]], Outcome]
 
@@ -292,10 +299,28 @@ class Dispatcher:
         self.screen.dice_ledger(session_rolls(self.play), reveal=bool(args))
         return Outcome()
 
+    def cmd_group(self, args: list[str]) -> Outcome:
+        self.screen.roster(group_play.roster(self.play))
+        return Outcome()
+
+    def cmd_next(self, args: list[str]) -> Outcome:
+        self.screen.info(group_play.set_next(self.play, args))
+        return Outcome()
+
+    def cmd_mute(self, args: list[str]) -> Outcome:
+        self.screen.info(group_play.set_muted(self.play, args, True))
+        return Outcome()
+
+    def cmd_unmute(self, args: list[str]) -> Outcome:
+        self.screen.info(group_play.set_muted(self.play, args, False))
+        return Outcome()
+
     def cmd_regen(self, args: list[str]) -> Outcome:
         return self._turn(lambda view: self.play.regenerate(view))
 
     def cmd_continue(self, args: list[str]) -> Outcome:
+        if self.play.story.group is not None:
+            raise BadInput(group_play.say(self.play.story.lang, "no_continue"))
         so_far = self.play.story.history[-1].narrative if self.play.turn else ""
         if not self.play.turn:
             raise NarrativeError(t("msg.nothing_to_continue", self.lang))

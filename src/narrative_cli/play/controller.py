@@ -48,6 +48,7 @@ from narrative_cli.errors import (
     TurnCancelled,
     TurnNotSaved,
 )
+from narrative_cli.group.scene_state import with_stored_muting
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.events import Listener
@@ -119,6 +120,7 @@ class PlaySession:
             note = fallback_note(story, backends)
             self.warnings += [note] if note else []
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
+        self.next_speaker: str | None = None  # a group scene's /next NAME (a member key)
         try:
             self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
         except StoreError:
@@ -198,7 +200,7 @@ class PlaySession:
             name=options.session,
             settings=options.session_settings(),
             lore=opening.lore_refs(options.lorebooks),
-            card_hash=opening.file_hash(options.card),
+            card_hash=opening.file_hash(options.card or story.card.path),
             trace_dir=options.trace,
         )
 
@@ -217,6 +219,8 @@ class PlaySession:
         merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
         story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
         story.authors_note = AuthorsNote.from_metadata(info.chat_metadata, story.authors_note)
+        if story.group is not None:  # /mute and /unmute are kept with the session
+            story.group = with_stored_muting(story.group, info.chat_metadata)
         if backends is None:
             preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
@@ -243,17 +247,29 @@ class PlaySession:
     def regenerate(self, listener: Listener | None = None) -> TurnResult:
         """Redo the last turn from the snapshot before it; the old output stays as a swipe.
 
-        The new swipe rolls fresh dice: its own random stream, recorded with it."""
+        The new swipe rolls fresh dice: its own random stream, recorded with it. In a group
+        scene only the last speaker's reply is written again (the plan, the tool results and
+        the earlier replies are kept; the analysis runs again on the new text)."""
         number = self._last_number("regenerate")
         user_input = self._played(number).user_input or ""
         swipes = len(self.swipes())
         stream = self._next_stream(number, None, at_least=swipes)
+        keep = self._group_turn(number)
         return self._attempt(
             "regenerate",
             user_input,
-            lambda lst: self._redo(number, user_input, lst, rng_stream=stream),
+            lambda lst: self._redo(number, user_input, lst, rng_stream=stream, keep=keep),
             listener,
         )
+
+    def _group_turn(self, number: int) -> TurnRecord | None:
+        """Turn ``number``'s record when the last speaker alone can be written again: a group
+        turn with a plan (with MVU variables the whole turn is redone, since the earlier
+        replies' variable updates are not kept apart)."""
+        if self.story.group is None or self.story.uses_mvu:
+            return None
+        record = TurnRecord.read(self.store.record(self.session_id, number))
+        return record if record.speakers and record.plan is not None else None
 
     def edit(self, user_input: str, listener: Listener | None = None) -> TurnResult:
         """Replace the last turn's input with ``user_input`` and run the turn again from the
@@ -364,8 +380,10 @@ class PlaySession:
         from narrative_cli.pipeline.orchestrator import run_turn
 
         result = run_turn(
-            self.story, user_input, self.backends, listener, self.trace, rng_stream=stream
-        )
+            self.story, user_input, self.backends, listener, self.trace, rng_stream=stream,
+            next_speaker=self.next_speaker,
+        )  # fmt: skip
+        self.next_speaker = None  # /next names the member of one turn
         self._store_or_keep("play", result, self.story.snapshot)
         return result
 
@@ -377,13 +395,14 @@ class PlaySession:
         backends: BackendSet | None = None,
         *,
         rng_stream: int = 0,
+        keep: TurnRecord | None = None,
     ) -> TurnResult:
         from narrative_cli.pipeline.orchestrator import run_turn
 
         base = self._story_before(number)
         result = run_turn(
             base, user_input, backends or self.backends, listener, self.trace,
-            rng_stream=rng_stream,
+            rng_stream=rng_stream, keep=keep,
         )  # fmt: skip
         self._store_or_keep("regenerate", result, base.snapshot)
         return result

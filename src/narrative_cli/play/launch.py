@@ -85,6 +85,8 @@ def choose_greeting(
 
     if options.greeting is not None or options.resume or options.continue_last:
         return options, None
+    if options.members or options.group:  # a group scene opens with every member's greeting
+        return options, None
     if named_session(store, options):
         return options, None
     from narrative_cli.load import load_card

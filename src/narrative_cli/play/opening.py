@@ -14,6 +14,7 @@ from typing import Any
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.domain import Card, RegexScript
 from narrative_cli.errors import BadInput, CardError, LorebookError
+from narrative_cli.group.model import Group
 from narrative_cli.load import st_data
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.story import Story, TurnRecord, open_story
@@ -29,7 +30,8 @@ def load_story(
 
     ``card``: the card of ``options.card`` when the caller has already loaded it.
     """
-    if not options.card:
+    group = scene_group(options)
+    if not options.card and group is None:
         raise BadInput("no card given: narrative run CARD")
     settings = load_settings(options.overrides())
     notes: list[str] = []
@@ -52,9 +54,35 @@ def load_story(
         lang=options.lang or "auto",
         user_name=options.user_name,
         regex=regex,
+        group=group,
     )
     story.problems += notes
     return story, settings
+
+
+def scene_group(options: PlayOptions) -> Group | None:
+    """The group scene ``options`` name: ``--group FILE``, or several cards (issue 19)."""
+    if options.group:
+        return _st_group(options.group, options.st_data)
+    if not options.members:
+        return None
+    from narrative_cli.group.loading import group_from_cards
+
+    paths = [options.card, *options.members]
+    names = [Path(p).name for p in paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise BadInput(f"{twice[0]}: the same card is named twice; a group has each member once")
+    return group_from_cards(paths)
+
+
+def _st_group(ref: str, st_data_folder: str | None) -> Group:
+    """``--group FILE|NAME`` (``group.st_groups``): a file, or a group of the ``--st-data``
+    folder by name; members from its ``characters/``, else beside the group file."""
+    from narrative_cli.group.st_groups import group_reference, load_st_group
+
+    path, characters = group_reference(ref, st_data_folder)
+    return load_st_group(path, characters=characters)
 
 
 def with_config_preset(options: PlayOptions) -> PlayOptions:

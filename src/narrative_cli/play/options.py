@@ -21,7 +21,7 @@ from narrative_cli.errors import ConfigError
 
 BACKEND_FLAGS = ("profile", "provider", "base_url", "model", "api_key_env")
 STORED_KEYS = ("lorebooks", "preset", "persona", "user_name", "lang", "mode", "st_data",
-               *BACKEND_FLAGS)
+               "members", "group", *BACKEND_FLAGS)
 
 
 @dataclass
@@ -48,6 +48,8 @@ class PlayOptions:
     greeting: int | None = None
     st_data: str | None = None  # a SillyTavern user data folder (load.st_data)
     catch_up: bool | None = None  # an imported chat: --catch-up / --no-catch-up (None: ask)
+    members: list[str] = field(default_factory=list)  # a group scene's other cards (issue 19)
+    group: str | None = None  # --group FILE: a SillyTavern group file (issue 19)
 
     def overrides(self) -> dict[str, Any]:
         """Settings overrides for ``load_settings`` (only the flags that were given)."""
@@ -62,6 +64,8 @@ class PlayOptions:
             "preset": _absolute(self.preset) if self.preset else None,
             "persona": _persona_ref(self.persona),
             "st_data": _absolute(self.st_data) if self.st_data else None,
+            "members": [_absolute(path) for path in self.members],
+            "group": _absolute(self.group) if self.group else None,
         }
         for name in ("user_name", "lang", "mode", *BACKEND_FLAGS):
             data[name] = getattr(self, name)
@@ -80,6 +84,7 @@ class PlayOptions:
             )
         merged = replace(self, card=self.card or card_path, **{**base, **given})
         merged.lorebooks = list(merged.lorebooks or [])
+        merged.members = list(merged.members or [])
         return merged
 
 

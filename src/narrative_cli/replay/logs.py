@@ -66,6 +66,9 @@ class ReplayLog:
     user_name: str | None = None
     started: datetime | None = None
     warnings: list[str] = field(default_factory=list)
+    # every character message before the first user message, with its speaker's name: a
+    # group chat opens with each member's greeting (``replay.runner.use_log_greeting``)
+    greetings: tuple[tuple[str, str], ...] = ()
 
     @property
     def derived_seed(self) -> int:
@@ -128,12 +131,15 @@ def _from_chat(chat: Chat, where: str, digest: str) -> ReplayLog:
     kind = EXPORT_JSONL if isinstance(ours, dict) else SILLYTAVERN
     session = ours.get("session") if isinstance(ours, dict) else None
     greeting: str | None = None
+    greetings: list[tuple[str, str]] = []
     turns: list[UserTurn] = []
     warnings: list[str] = []
     for number, message in enumerate(chat.messages, start=1):
         if message.is_system:
             warnings.append(f"message {number} is hidden (is_system) and was skipped")
         elif not message.is_user:
+            if not turns:
+                greetings.append((message.name, message.mes))
             if greeting is None and not turns:
                 greeting = message.mes
             elif turns and kind == EXPORT_JSONL:
@@ -156,6 +162,7 @@ def _from_chat(chat: Chat, where: str, digest: str) -> ReplayLog:
         user_name=chat.user_name or None,
         started=parse_when(chat.create_date) or (turns[0].sent if turns else None),
         warnings=warnings,
+        greetings=tuple(greetings),
     )
 
 

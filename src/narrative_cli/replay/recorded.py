@@ -57,6 +57,7 @@ class RecordedCall:
     usage: dict[str, Any]
     latency_ms: float
     error: str | None
+    speaker: str = ""  # a group scene's writing call: the member it wrote for
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> RecordedCall:
@@ -74,6 +75,7 @@ class RecordedCall:
                 usage=dict(data.get("usage") or {}),
                 latency_ms=float(data.get("latency_ms") or 0.0),
                 error=None if data.get("error") is None else str(data["error"]),
+                speaker=str(data.get("speaker") or ""),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput(f"{where}: not a trace call ({type(exc).__name__}: {exc})") from None
@@ -104,6 +106,7 @@ class CallRef:
     line: int
     agent: str
     attempt: int
+    speaker: str = ""
 
     def read(self) -> RecordedCall:
         """The call itself, read from its file."""
@@ -238,15 +241,17 @@ def _index_line(
     except ValueError as exc:
         raise BadInput(f"{where}: invalid JSON ({exc})") from None
     call = RecordedCall.from_json(data, where)
-    _add(sessions, call.session, call.turn, CallRef(path, offset, number, call.agent, call.attempt))
+    ref = CallRef(path, offset, number, call.agent, call.attempt, call.speaker)
+    _add(sessions, call.session, call.turn, ref)
 
 
 def _add(sessions: dict[str, SessionCalls], session: str, turn: int, ref: CallRef) -> None:
-    """File a call by session and turn; a turn recorded again replaces its earlier recording."""
+    """File a call by session and turn; a turn recorded again replaces its earlier recording
+    (a group scene's writer is once per turn and speaker)."""
     calls = sessions.setdefault(session, SessionCalls(session))
     group = calls.turns.setdefault(turn, [])
     if ref.agent in ONCE_PER_TURN and any(
-        (c.agent, c.attempt) == (ref.agent, ref.attempt) for c in group
+        (c.agent, c.attempt, c.speaker) == (ref.agent, ref.attempt, ref.speaker) for c in group
     ):
         group = calls.turns[turn] = []  # the turn was played again
     group.append(ref)

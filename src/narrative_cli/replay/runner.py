@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from narrative_cli.agents.templates import label
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.errors import BadInput, NarrativeError
 from narrative_cli.pipeline.story import PlayedTurn, Story, TurnRecord
@@ -315,7 +316,14 @@ def _open(
 
 
 def use_log_greeting(story: Story, log: ReplayLog) -> None:
-    """Turn 0 is the log's greeting (the card's stays when the log starts with the user)."""
+    """Turn 0 is the log's greeting (the card's stays when the log starts with the user);
+    a group scene's is every greeting before the first user message, under its speaker."""
+    if story.group is not None and log.greetings:
+        lang = story.lang
+        text = "\n\n".join(label(lang, "group.scene_turn", name=name, text=mes.strip())
+                           for name, mes in log.greetings if mes.strip())
+        story.history = [PlayedTurn(0, None, text)] if text else []
+        return
     if log.greeting is not None:
         story.history = [PlayedTurn(0, None, log.greeting)] if log.greeting.strip() else []
 

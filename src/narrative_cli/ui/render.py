@@ -10,6 +10,7 @@ markup: a card field ``[bold red]`` prints as written. Labels are in the story's
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,39 @@ def story_text(text: str, styled: bool = False) -> Text:
     from narrative_cli.ui.story_markup import StoryStyler
 
     return StoryStyler().lines(safe_text(text))
+
+
+SPEAKER_COLOURS = ("cyan", "magenta", "green", "yellow", "blue", "bright_red")
+
+
+def speaker_colour(key: str) -> str:
+    """A group member's colour: fixed by its key, so it is the same in every session."""
+    return SPEAKER_COLOURS[zlib.crc32(key.encode("utf-8")) % len(SPEAKER_COLOURS)]
+
+
+def speaker_header(name: str, key: str, *, color: bool = True) -> Text:
+    """``Name:`` over a group member's reply, bold in the member's colour."""
+    style = f"bold {speaker_colour(key)}" if color else ""
+    return Text(f"{safe_text(name)}:", style=style)
+
+
+def roster_panel(rows: Sequence[tuple[str, str, str]], facts: Sequence[tuple[str, str]],
+                 lang: str, *, color: bool = True) -> Panel:
+    """``/group``: the members (name in colour, key, muted or speaking) and the group's rules."""
+    table = Table.grid(padding=(0, 2))
+    for _ in range(3):
+        table.add_column()
+    for name, key, status in rows:
+        style = f"bold {speaker_colour(key)}" if color else ""
+        table.add_row(Text(safe_text(name), style=style), Text(safe_text(key), style="dim"),
+                      Text(safe_text(status), style="dim" if status else ""))
+    facts_table = Table.grid(padding=(0, 2))
+    facts_table.add_column(style="dim", no_wrap=True)
+    facts_table.add_column()
+    for label, value in facts:
+        facts_table.add_row(safe_markup(label), safe_markup(value))
+    title = Text(t("label.group", lang), style="title")
+    return Panel(Group(table, facts_table), title=title, title_align="left", expand=False)
 
 
 def user_line(name: str, text: str) -> Text:

@@ -22,6 +22,7 @@ from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play import reports
 from narrative_cli.play.commands import TurnListener
 from narrative_cli.play.controller import PlaySession
+from narrative_cli.play.group_play import Roster
 from narrative_cli.regex.scripts import AI_OUTPUT, RegexScripts, scripts_for
 from narrative_cli.regex.templated import Renderer
 from narrative_cli.tools.dice import DiceRoll
@@ -130,7 +131,7 @@ class RichScreen:
         before, self._tree = self._tree, result.snapshot.mvu
         if not view.printed_story:
             self.print(self.story(new_text, self._tree, before))
-        elif _streamed(view).strip() not in new_text:
+        elif not result.speakers and _streamed(view).strip() not in new_text:
             self.print(Text(t("label.kept_after_cleanup", self.lang), style="dim"))
             self.print(self.story(new_text, self._tree, before))
         elif self._tree and _PLACEHOLDER.search(new_text):  # streamed as it came: panel after
@@ -230,6 +231,11 @@ class RichScreen:
         from narrative_cli.ui.dice_view import dice_panel
 
         self.print(dice_panel(rolled, self.lang))
+
+    def roster(self, roster: Roster) -> None:
+        """``/group``: the members in their colours and the group's rules."""
+        self.print(render.roster_panel(roster.rows, roster.facts, self.lang,
+                                       color=self.consoles.color))
 
     def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None:
         from narrative_cli.ui.dice_view import ledger_table

@@ -38,6 +38,7 @@ from narrative_cli.pipeline.events import (
     CallFinished,
     CallRetrying,
     PipelineEvent,
+    SpeakerStarted,
     StageFinished,
     StageStarted,
     TextDelta,
@@ -46,7 +47,7 @@ from narrative_cli.pipeline.events import (
 )
 from narrative_cli.state.mvu_commands import BlockFilter
 from narrative_cli.ui.console import Consoles
-from narrative_cli.ui.render import tool_panel
+from narrative_cli.ui.render import speaker_header, tool_panel
 from narrative_cli.ui.safe import StreamCleaner, safe_text
 from narrative_cli.ui.story_markup import StoryStyler
 
@@ -75,6 +76,7 @@ class StatusLine:
         self.started = clock()
         self.stages: list[str] = []
         self.note = ""  # a retry in progress: "retry 2/3 · HTTP 500"
+        self.speaker = ""  # a group scene: the member the writer writes for now
 
     def enter(self, stage: str) -> None:
         self.stages.append(stage)
@@ -97,10 +99,16 @@ class StatusLine:
         stage = stage_label(stages[-1], self.lang) if stages else "…"
         note = f" · {self.note}" if self.note else ""
         seconds = t("footer.seconds", self.lang, seconds=f"{elapsed:.1f}")
-        return Text(f"{frame} {stage} · {seconds}{note}", style="status")
+        who = f" · {safe_text(self.speaker)}" if self.speaker and stage_is_writing(stages) else ""
+        return Text(f"{frame} {stage}{who} · {seconds}{note}", style="status")
 
     def __rich__(self) -> Text:
         return self.text()
+
+
+def stage_is_writing(stages: list[str]) -> bool:
+    """Is the running stage the writers' (where a group scene names its speaker)?"""
+    return bool(stages) and stages[-1] == stage_spec("writing").name
 
 
 class _LiveBody:
@@ -207,6 +215,8 @@ class TurnView:
             elif isinstance(event, TextDelta):
                 if event.agent in WRITERS:
                     self._text(event.text)
+            elif isinstance(event, SpeakerStarted):
+                self._speaker(event)
             elif isinstance(event, ToolResultEvent):
                 self._tool(event)
             elif isinstance(event, CallRetrying):
@@ -235,6 +245,21 @@ class TurnView:
         done = "".join([*self._pending, head])
         self._pending = [tail] if tail else []
         self._live.console.print(self._draw(done))
+
+    def _speaker(self, event: SpeakerStarted) -> None:
+        """A group scene's next speaker: end the last one's text, then its coloured name."""
+        self.status.speaker = event.name
+        if self.hold:
+            return
+        rest = "".join(self._pending) + self._cleaner.flush()
+        self._pending = []
+        if rest and self._live is None:
+            self._write(rest)
+        elif rest and self._live is not None:
+            self._live.console.print(self._draw(rest))
+        if event.index:
+            self._print(Text(""))
+        self._print(speaker_header(event.name, event.key, color=self.consoles.color))
 
     def _retrying(self, event: CallRetrying) -> None:
         """Show a retry: on stderr in line mode, above the live region and in the status."""
