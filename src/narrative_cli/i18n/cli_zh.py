@@ -36,6 +36,8 @@ HELP: dict[str, str] = {
     "auto, serial, merged or parallel.": "auto、serial、merged 或 parallel。",
     "auto, zh or en.": "auto、zh 或 en（界面与提示词语言）。",
     "Name the session (resumes it if it exists).": "会话名称（已存在则继续该会话）。",
+    "An imported chat: summarise its old turns first, or skip (default: ask).":
+        "导入的聊天：先总结其旧回合，或跳过（默认：询问）。",
     "Resume session ID (or name).": "继续编号为 ID（或该名称）的会话。",
     "Continue the last played session (of CARD, if given).":
         "继续最近玩过的会话（给出 CARD 时为该卡的）。",
