@@ -176,7 +176,7 @@ def test_recall_and_chapters_in_line_mode(
     out = done.stdout
     assert "Recall: brass key" in out
     assert "Edda hands you the brass key." in out and "text" in out
-    assert "Nothing found for 'zebra'." in out
+    assert "Nothing found for zebra." in out
     assert "/recall needs a QUERY" in done.stderr
     assert "(no chapters yet: the summary fits)" in out
     assert "Traceback" not in done.stderr

@@ -85,6 +85,8 @@ MESSAGES: dict[str, str] = {
     "msg.unknown_hint": "/help lists the commands",
     "msg.cancelled": "Turn cancelled; nothing was saved.",
     "msg.summary_shown": "New summary entries: shown.",
+    "msg.recall_needs": "/recall needs a QUERY: the words to search for, e.g. /recall Edda",
+    "msg.recall_none": "Nothing found for {query}.",
     "msg.summary_hidden": "New summary entries: hidden.",
     "msg.note_cleared": "Author's Note cleared.",
     "msg.note_set": "Author's Note set.",

@@ -85,6 +85,8 @@ MESSAGES: dict[str, str] = {
     "msg.unknown_hint": "/help 列出所有命令",
     "msg.cancelled": "本轮已取消，没有保存任何内容。",
     "msg.summary_shown": "新摘要：显示。",
+    "msg.recall_needs": "/recall 需要检索词，例如 /recall 老周",
+    "msg.recall_none": "没有找到“{query}”。",
     "msg.summary_hidden": "新摘要：隐藏。",
     "msg.note_cleared": "作者注释已清除。",
     "msg.note_set": "作者注释已设置。",

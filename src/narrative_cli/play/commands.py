@@ -241,13 +241,12 @@ class Dispatcher:
 
     def cmd_recall(self, args: list[str]) -> Outcome:
         if not args:
-            self.screen.error("/recall needs a QUERY: the words to search for, e.g. /recall 老周")
+            self.screen.error(t("msg.recall_needs", self.lang))
             return Outcome(usage_error=True)
         query = " ".join(args)
         title, headers, rows = reports.recall_rows(self.play, query)
         if not rows:
-            zh = self.play.story.lang == "zh"
-            self.screen.info(f"没有找到“{query}”。" if zh else f"Nothing found for {query!r}.")
+            self.screen.info(t("msg.recall_none", self.lang, query=query))
             return Outcome()
         self.screen.table(title, headers, rows)
         return Outcome()

@@ -111,7 +111,8 @@ def recall_rows(play: PlaySession, query: str) -> Table:
 
     lang = _lang(play)
     title = t("report.recall", lang, query=query)
-    headers = tuple(t(f"report.recall_{column}", lang) for column in ("turn", "from", "passage"))
+    headers = (t("report.recall_turn", lang), t("report.recall_from", lang),
+               t("report.recall_passage", lang))
     index = play.story.text_index
     if index is None:
         return title, headers, []
@@ -120,8 +121,11 @@ def recall_rows(play: PlaySession, query: str) -> Table:
     index.sync(docs)
     found = search(index, query_terms(query), rare_only=False, budget_tokens=4000,
                    max_passages=10, total=len(docs))
+    kinds = {"turn": t("report.recall_kind_turn", lang),
+             "summary": t("report.recall_kind_summary", lang),
+             "chapter": t("report.recall_kind_chapter", lang)}
     return title, headers, [
-        (str(p.turn), t(f"report.recall_kind_{p.kind}", lang), p.text) for p in found.passages
+        (str(p.turn), kinds.get(p.kind, p.kind), p.text) for p in found.passages
     ]
 
 
