@@ -35,7 +35,8 @@ and the caller commits it (store) and then calls ``story.advance(result)``. Fail
 
 - a backend error in the writer raises that ``BackendError`` (nothing to commit);
   ``StreamInterrupted`` is raised as is, with the partial text, so the caller can offer /retry;
-- Ctrl-C anywhere raises ``TurnCancelled``;
+- Ctrl-C anywhere raises ``TurnCancelled``; once story text has streamed, its ``partial``
+  holds the turn with the text shown so far and its analysis pending (``/keep`` stores it);
 - everything else (a plan or analysis that will not parse, a tool error, an analysis backend
   error) is a visible ``TurnWarning`` and the turn goes on.
 
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from narrative_cli.agents.table import streaming_agents
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import BackendError, BadInput, TurnCancelled
 from narrative_cli.lore.results import ScanContext
@@ -56,14 +58,21 @@ from narrative_cli.lore.stage import LoreScan, run_lore
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.compaction import compact_at_cut
-from narrative_cli.pipeline.events import Listener, ignore
+from narrative_cli.pipeline.events import Listener, PipelineEvent, TextDelta, ignore
 from narrative_cli.pipeline.lore_budget import budget_warnings, lore_settings
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
 from narrative_cli.pipeline.records import LoreHit
 from narrative_cli.pipeline.samplers import preset_samplers
 from narrative_cli.pipeline.search_recall import search_stage
-from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
+from narrative_cli.pipeline.stages import (
+    apply_reply,
+    clean_narrative,
+    planning_stage,
+    recall_stage,
+    tools_stage,
+    writing_stage,
+)
 from narrative_cli.pipeline.story import Story, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
 from narrative_cli.pipeline.trace import TraceWriter
@@ -72,6 +81,8 @@ from narrative_cli.tools.definitions import builtin_dice_tool, tool_list_text
 from narrative_cli.tools.dice_rules import describes_checks
 
 MODES = ("auto", "merged", "serial", "parallel")
+WRITERS = streaming_agents()
+UNFINISHED = "unfinished reply (Ctrl-C)"  # the analysis_pending reason of a kept partial turn
 
 
 @dataclass(frozen=True)
@@ -117,12 +128,13 @@ def run_turn(
     if not user_input.strip():
         raise BadInput("the turn has no input: type what your character says or does")
     snapshot, problem = ensure_mvu(story, story.snapshot)
+    shown = _ShownText(listener or ignore)
     calls = CallRunner(
         backends,
         turn=snapshot.turn + 1,
         mode="?",
         lang=story.lang,
-        listener=listener or ignore,
+        listener=shown,
         trace=trace,
         samplers=preset_samplers(story.preset),
     )
@@ -133,10 +145,16 @@ def run_turn(
     notes: list[str] = []
     try:
         _run_stages(state, notes)
-    except KeyboardInterrupt:
-        _trace_failure(trace, state, "cancelled (Ctrl-C)")
-        raise TurnCancelled(f"turn {state.number} cancelled; nothing was saved") from None
-    except (TurnCancelled, BackendError) as error:
+    except (KeyboardInterrupt, TurnCancelled) as stop:
+        _trace_failure(trace, state, str(stop) or "cancelled (Ctrl-C)")
+        cancelled = (
+            stop
+            if isinstance(stop, TurnCancelled)
+            else TurnCancelled(f"turn {state.number} cancelled; nothing was saved")
+        )
+        cancelled.partial = _unfinished(state, shown.text(), notes)
+        raise cancelled from None
+    except BackendError as error:
         _trace_failure(trace, state, str(error))
         raise
     result = _result(state, notes)
@@ -257,6 +275,37 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         usage=state.calls.account,
         analysis_pending=state.analysis_pending,
     )
+
+
+class _ShownText:
+    """The listener of a turn, remembering the story text the writers streamed to it."""
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.pieces: list[str] = []
+
+    def __call__(self, event: PipelineEvent) -> None:
+        if isinstance(event, TextDelta) and event.agent in WRITERS:
+            self.pieces.append(event.text)
+        self.listener(event)
+
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+def _unfinished(state: TurnState, streamed: str, notes: list[str]) -> TurnResult | None:
+    """The turn as far as the player saw it when Ctrl-C came: the text shown so far (the
+    whole reply when the writer had finished), its analysis pending; None before any text.
+
+    The player may keep it (stored like a turn whose analysis failed: ``/retry`` analyses
+    it, ``/continue`` extends it), so nothing already read is lost."""
+    if not state.narrative:
+        text = clean_narrative(streamed)
+        if not text.strip():
+            return None
+        state.narrative = apply_reply(state, text)
+    state.analysis_pending = UNFINISHED
+    return _result(state, notes)
 
 
 def _trace_failure(trace: TraceWriter | None, state: TurnState, error: str) -> None:

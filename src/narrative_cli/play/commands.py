@@ -29,7 +29,7 @@ from narrative_cli.errors import (
 from narrative_cli.i18n import has, t
 from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
-from narrative_cli.play import reports
+from narrative_cli.play import reports, words
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.tools.dice import DiceRoll
 
@@ -120,6 +120,11 @@ BY_NAME = {command.name: command for command in COMMANDS}
 FREE_TEXT = ("edit",)  # commands whose argument is a line of the story, not shell-like words
 
 Handler = Callable[[list[str]], Outcome]
+UNFINISHED_ANSWERS = {
+    "": "keep", "k": "keep", "keep": "keep", "保留": "keep",
+    "r": "regen", "regen": "regen", "rewrite": "regen", "重写": "regen",
+    "d": "drop", "drop": "drop", "丢弃": "drop",
+}  # fmt: skip
 
 
 class Dispatcher:
@@ -131,6 +136,9 @@ class Dispatcher:
         self.show_summary = True
         self.rolls = 0
         self._quit_warned = False
+        # asks the player one question and returns the answer (None: no answer); the REPL
+        # and line mode set it, for the unfinished reply after Ctrl-C
+        self.ask: Callable[[str], str | None] | None = None
 
     @property
     def lang(self) -> str:
@@ -184,6 +192,8 @@ class Dispatcher:
             with self.screen.turn(prefix) as view:
                 result = action(view)
         except TurnCancelled:
+            if self.play.interrupted is not None:
+                return self._unfinished()
             self.screen.info(t("msg.cancelled", self.lang))
             return Outcome(cancelled=True)
         except TurnNotSaved as error:  # shown in full, kept in memory, /retry stores it
@@ -203,11 +213,39 @@ class Dispatcher:
         self.screen.show_turn(self.play, result, view, summary=self.show_summary)
         return Outcome()
 
+    def _unfinished(self) -> Outcome:
+        """Ctrl-C cut a reply short: keep it, write it again or drop it (asked once)."""
+        if self.ask is None:  # nobody to ask (an embedder): nothing is stored unasked
+            self.play.drop_unfinished()
+            self.screen.info(words.word(self.lang, "cancelled"))
+            return Outcome(cancelled=True)
+        answer = (self.ask(words.word(self.lang, "unfinished_ask")) or "").strip()
+        choice = UNFINISHED_ANSWERS.get(answer.lower())
+        if choice is None:
+            self.screen.error(words.word(self.lang, "unfinished_unknown", answer=answer))
+            choice = "keep"
+        if choice == "regen":
+            return self._turn(lambda view: self.play.retry(view))
+        if choice == "drop":
+            self.play.drop_unfinished()
+            self.screen.info(words.word(self.lang, "unfinished_dropped"))
+            return Outcome(cancelled=True)
+        try:
+            kept = self.play.keep_unfinished()
+        except NarrativeError as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True)
+        self.screen.info(words.word(self.lang, "unfinished_kept", turn=kept.number))
+        return Outcome()
+
     # -- commands ----------------------------------------------------------------------------
 
     def cmd_help(self, args: list[str]) -> Outcome:
         self.screen.table(*help_table(self.lang))
         self.screen.info(t("help.keys", self.lang))
+        lang = self.lang
+        headers = (words.word(lang, "key"), words.word(lang, "key_does"))
+        self.screen.table(words.word(lang, "keys_title"), headers, words.key_rows(lang))
         return Outcome()
 
     def cmd_state(self, args: list[str]) -> Outcome:

@@ -55,28 +55,11 @@ from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.play.preflight import preflight
+from narrative_cli.play.recovery import Failure, TurnRecovery, Unsaved
 from narrative_cli.store.models import LoreRef, SessionInfo, StoredTurn
 from narrative_cli.store.sessions import SessionStore
 
 Action = Callable[[Listener | None], TurnResult]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A turn that did not finish: what was tried (``play``/``regenerate``/``continue``) and why."""
-
-    kind: str
-    user_input: str
-    error: str
-
-
-@dataclass(frozen=True)
-class Unsaved:
-    """A finished, shown turn the store could not take yet: kept for ``retry``."""
-
-    kind: str  # play | regenerate | continue | analysis
-    result: TurnResult
-    before: Snapshot  # the snapshot the turn started from
 
 
 @dataclass(frozen=True)
@@ -88,7 +71,7 @@ class SwipeInfo:
     narrative: str
 
 
-class PlaySession:
+class PlaySession(TurnRecovery):
     """A story being played turn by turn, every finished turn committed to the store."""
 
     def __init__(
@@ -112,6 +95,7 @@ class PlaySession:
         self.previous: Snapshot | None = None  # the snapshot the last turn started from
         self.failure: Failure | None = None
         self.unsaved: Unsaved | None = None
+        self.interrupted: Unsaved | None = None  # the reply Ctrl-C cut short (keep/drop)
         self.warnings: list[str] = list(story.problems)
         if backends.settings is not None:  # the lore budget's assumed context, said once
             from narrative_cli.pipeline.lore_budget import fallback_note
@@ -299,37 +283,6 @@ class PlaySession:
 
         return self._attempt("continue", user_input, action, listener)
 
-    def retry(self, listener: Listener | None = None) -> TurnResult:
-        """Try the failed action again (same input); NarrativeError when nothing failed.
-
-        An unsaved turn is stored (no model call); a turn whose analysis is pending gets only
-        its analysis run again.
-        """
-        failure = self.failure
-        if self.unsaved is not None:
-            return self.save_unsaved()
-        if failure is None:
-            raise NarrativeError("nothing to retry: the last turn did not fail")
-        if failure.kind == "analysis":
-            return self._attempt("analysis", failure.user_input, self._analysis, listener)
-        if failure.kind == "regenerate":
-            return self.regenerate(listener)
-        if failure.kind == "continue":
-            return self.continue_(listener)
-        if failure.kind == "edit":
-            return self.edit(failure.user_input, listener)
-        return self.play(failure.user_input, listener)
-
-    def save_unsaved(self) -> TurnResult:
-        """Store the turn the store refused earlier; TurnNotSaved again if it still cannot."""
-        unsaved = self.unsaved
-        if unsaved is None:
-            raise NarrativeError("nothing to save: every shown turn is stored")
-        self._store_or_keep(unsaved.kind, unsaved.result, unsaved.before)
-        self.unsaved = None
-        self.failure = None
-        return self._finished(unsaved.kind, unsaved.result, unsaved.before)
-
     def _attempt(
         self, kind: str, user_input: str, action: Action, listener: Listener | None
     ) -> TurnResult:
@@ -341,12 +294,20 @@ class PlaySession:
                     f"{error.message}; nothing new was played", hint=error.hint
                 ) from error
         before = self.story.snapshot
+        self.interrupted = None
         try:
             result = action(listener)
         except KeyboardInterrupt:
             self.failure = Failure(kind, user_input, "cancelled")
             raise TurnCancelled("turn cancelled; nothing was saved") from None
-        except (NarrativeError, TurnCancelled) as error:
+        except TurnCancelled as cancelled:
+            self.failure = Failure(kind, user_input, "cancelled")
+            so_far = self.last.narrative if kind == "continue" and self.last else ""
+            start = before if kind == "play" else self._previous_snapshot(self.turn)
+            if start is not None:
+                self.hold_unfinished(kind, cancelled.partial, start, so_far)
+            raise
+        except NarrativeError as error:
             if not isinstance(error, StoreError):
                 self.failure = Failure(kind, user_input, str(error))
             raise
@@ -402,21 +363,8 @@ class PlaySession:
         self._store_or_keep("analysis", result, base.snapshot)
         return result
 
-    def _store_or_keep(self, kind: str, result: TurnResult, before: Snapshot) -> None:
-        """Store a finished turn; when the store refuses, keep it in memory and say why."""
-        try:
-            self._write(kind, result)
-        except StoreError as error:
-            self.unsaved = Unsaved(kind, result, before)
-            self.failure = Failure("save", result.user_input, error.message)
-            self.previous = before
-            cause = getattr(error, "cause", None) or error.message
-            raise TurnNotSaved(
-                f"turn {result.number} is shown but NOT saved: {cause}",
-                result=result,
-                hint="it is kept in memory: fix the cause, then /retry stores it"
-                " (/undo drops it)",
-            ) from error
+    def _after_store(self, kind: str, result: TurnResult) -> None:
+        """The story follows a stored turn: a new one advances it, a replaced one reloads."""
         if kind == "play":
             self.story.advance(result)
             self.account.add_turn(result.usage)
@@ -424,15 +372,10 @@ class PlaySession:
         else:
             self._reload()
 
-    def _write(self, kind: str, result: TurnResult) -> None:
-        """The one store transaction of a finished turn (nothing else may fail in between)."""
-        record, snapshot = result.to_record(), result.snapshot.to_dict()
-        if kind == "play":
-            self.store.commit_turn(self.session_id, record, snapshot)
-        elif kind == "analysis":
-            self.store.amend_last_turn(self.session_id, result.number, record, snapshot)
-        else:
-            self.store.replace_turn(self.session_id, result.number, record, snapshot)
+    def _attempt_analysis(self, listener: Listener | None) -> TurnResult:
+        """``retry`` of a turn stored with its analysis pending."""
+        user_input = self.failure.user_input if self.failure else ""
+        return self._attempt("analysis", user_input, self._analysis, listener)
 
     def _story_before(self, number: int) -> Story:
         """A copy of the story as it was before turn ``number`` (nothing of ours changes)."""
