@@ -103,6 +103,7 @@ class PlaySession(TurnRecovery):
             note = fallback_note(story, backends)
             self.warnings += [note] if note else []
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
+        self.options: PlayOptions | None = None  # the flags it was opened with (/model, /profile)
         try:
             self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
         except StoreError:
@@ -175,7 +176,7 @@ class PlaySession(TurnRecovery):
         story.problems += [note for note in notes if note not in story.problems]
         if backends is None:
             preflight(settings)  # nothing is stored before the backends can answer
-        return cls.start(
+        play = cls.start(
             store,
             story,
             backends or BackendSet.from_settings(settings),
@@ -185,6 +186,8 @@ class PlaySession(TurnRecovery):
             card_hash=opening.file_hash(options.card),
             trace_dir=options.trace,
         )
+        play.options = options
+        return play
 
     @classmethod
     def resume(
@@ -204,6 +207,7 @@ class PlaySession(TurnRecovery):
         if backends is None:
             preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
+        play.options = merged
         play.warnings.extend(opening.changed_files(info, merged))
         play._reload()
         play.set_trace(merged.trace)
@@ -269,7 +273,7 @@ class PlaySession(TurnRecovery):
         The turn number does not change; the extended reply is a new swipe of the last turn
         and the state is recomputed from the snapshot before it.
         """
-        from narrative_cli.play.continuation import ContinuedBackends
+        from narrative_cli.play.continuation import continue_nudge, continued_backends
 
         number = self._last_number("continue")
         stored = TurnRecord.read(self.store.record(self.session_id, number))
@@ -278,10 +282,39 @@ class PlaySession(TurnRecovery):
         stream = stored.rng_stream  # the same dice as the text it extends
 
         def action(lst: Listener | None) -> TurnResult:
-            extended = ContinuedBackends(self.backends, so_far, self.story.lang, block)
+            nudge = continue_nudge(self.story, so_far)
+            extended = continued_backends(self.backends, so_far, self.story.lang, block, nudge)
             return self._redo(number, user_input, lst, backends=extended, rng_stream=stream)
 
         return self._attempt("continue", user_input, action, listener)
+
+    def edit_reply(self, text: str, listener: Listener | None = None) -> TurnResult:
+        """Replace the last reply with the player's ``text`` and analyse it again.
+
+        The turn is rerun from the snapshot before it with the writer answering ``text``
+        and the planner its stored plan (the same tools and dice); the analysis, post tools
+        and MVU extraction run on the edited text, so the state follows it. The old reply
+        stays as the swipe before (``/swipe`` brings it back)."""
+        from narrative_cli.errors import BadInput
+        from narrative_cli.play.continuation import edited_backends
+
+        number = self._last_number("edit the reply of")
+        if not text.strip():
+            raise BadInput("/edit --reply needs the new text of the reply")
+        stored = TurnRecord.read(self.store.record(self.session_id, number))
+        plan = dict(stored.plan.source) if stored.plan is not None else None
+        backends = edited_backends(self.backends, text.strip(), stored.mvu_block, plan)
+
+        def action(lst: Listener | None) -> TurnResult:
+            return self._redo(
+                number, stored.user_input, lst, backends=backends, rng_stream=stored.rng_stream
+            )
+
+        return self._attempt("edit_reply", stored.user_input, action, listener)
+
+    def last_reply(self) -> str:
+        """The writer's text of the last turn ("" at the greeting)."""
+        return (self._played(self.turn).narrative or "") if self.turn else ""
 
     def _attempt(
         self, kind: str, user_input: str, action: Action, listener: Listener | None

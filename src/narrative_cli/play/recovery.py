@@ -94,6 +94,11 @@ class TurnRecovery:
             return self.continue_(listener)
         if failure.kind == "edit":
             return self.edit(failure.user_input, listener)
+        if failure.kind == "edit_reply":  # the edited text is not kept: ask for it again
+            raise NarrativeError(
+                "the reply edit did not finish; give /edit --reply again",
+                hint="the reply is as it was before the edit",
+            )
         return self.play(failure.user_input, listener)
 
     def save_unsaved(self) -> TurnResult:

@@ -130,11 +130,14 @@ def make_prompt(play: PlaySession) -> PromptSession[str]:
 def run_repl(dispatcher: Dispatcher, typeahead: TypeAhead | None = None) -> int:
     """Read lines until /quit, Ctrl-D or Ctrl-C at an empty prompt; returns the exit code.
 
-    ``typeahead``: the keys typed during the last turn, offered as the next input."""
+    ``typeahead``: the keys typed during the last turn, offered as the next input (after
+    ``/impersonate``'s draft, when there is one)."""
     session = make_prompt(dispatcher.play)
     dispatcher.ask = ask_line
     while True:
-        draft = typeahead.take() if typeahead is not None else ""
+        typed = typeahead.take() if typeahead is not None else ""
+        draft = "\n".join(part for part in (dispatcher.draft, typed) if part)
+        dispatcher.draft = ""  # /impersonate's draft, then what was typed during the turn
         try:
             line = session.prompt(PROMPT, default=draft)
         except EOFError:
