@@ -20,6 +20,8 @@ MESSAGES: dict[str, str] = {
     "label.status": "Status",
     "label.rejected_updates": "{count} variable updates rejected · /vars",
     "label.rejected_update": "1 variable update rejected · /vars",
+    "label.rejected_changes": "{count} changes rejected · /state",
+    "label.rejected_change": "1 change rejected · /state",
     "label.not_here": "(the card's buttons and scripts cannot run in a terminal and are left out)",
     "label.kept_after_cleanup": "(as kept after clean-up:)",
     "label.analysis_pending": "analysis pending for turn {turn}: {error}; /retry runs it",
@@ -115,6 +117,7 @@ MESSAGES: dict[str, str] = {
     # -- panels and tables of the information commands -----------------------------------------
     "report.turn": "turn {turn}",
     "report.state": "State",
+    "report.rejected_changes": "Rejected this turn:",
     "report.vars": "Variables",
     "report.vars_later": "(initialised when the first turn starts)",
     "report.rejected_head": "Rejected variable updates this turn:",

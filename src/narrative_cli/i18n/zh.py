@@ -20,6 +20,8 @@ MESSAGES: dict[str, str] = {
     "label.status": "状态",
     "label.rejected_updates": "{count} 条变量更新被拒绝 · /vars",
     "label.rejected_update": "1 条变量更新被拒绝 · /vars",
+    "label.rejected_changes": "{count} 条状态变更被拒绝 · /state",
+    "label.rejected_change": "1 条状态变更被拒绝 · /state",
     "label.not_here": "（卡片的按钮和脚本在终端里无法运行，已略去）",
     "label.kept_after_cleanup": "（清理后保留的文本：）",
     "label.analysis_pending": "第 {turn} 轮的分析尚未完成：{error}；/retry 运行它",
@@ -114,6 +116,7 @@ MESSAGES: dict[str, str] = {
     # -- 信息命令的面板与表格 ------------------------------------------------------------------
     "report.turn": "第{turn}轮",
     "report.state": "状态",
+    "report.rejected_changes": "本轮被拒绝的变更：",
     "report.vars": "变量",
     "report.vars_later": "（第一轮开始时初始化）",
     "report.rejected_head": "本轮被拒绝的变量更新：",

