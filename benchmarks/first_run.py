@@ -46,7 +46,7 @@ class Reader:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        read = getattr(self.stream, "read")
+        read = self.stream.read  # type: ignore[attr-defined]
         while char := read(1):
             self.chars.append((time.perf_counter(), char))
 
@@ -125,7 +125,11 @@ def main() -> None:
         for mode in modes:
             loads.append(os.getloadavg()[0])
             results[mode].append(one_run(mode, args.card, env))
-    print(f"card {args.card.name}, {args.runs} runs, load average {min(loads):.1f}-{max(loads):.1f}")
+            first, whole = results[mode][-1]
+            print(f"  run: --mode {mode}: {first:.1f} s to the first story text, {whole:.1f} s"
+                  f" the turn (load {loads[-1]:.1f})", flush=True)
+    span = f"{min(loads):.1f}-{max(loads):.1f}"
+    print(f"card {args.card.name}, {args.runs} runs, load average {span}")
     for mode, runs in results.items():
         first = statistics.median(r[0] for r in runs)
         whole = statistics.median(r[1] for r in runs)

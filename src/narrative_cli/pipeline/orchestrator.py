@@ -10,9 +10,11 @@ Stages, in order:
    input (a key typed this turn fires this turn); tools and ``[mvu_update]`` rules whose keys
    match become active (``lore.stage.run_lore``: the whole stage lives in ``lore/``).
 2. **mode**: ``merged`` when no planning tool is active and text recall is off, ``serial``
-   otherwise; ``parallel`` (``pipeline.parallel`` or ``--mode parallel``) is the serial path
-   with the analysis overlapping the independent post-pipeline tools (with the flag on, merged
-   turns overlap them too). ``--mode merged|serial|parallel`` forces a path.
+   otherwise (with the bundled 135M model as writer, ``auto`` is ``merged`` even with planning
+   tools: the story streams first; the turn's notes say so); ``parallel``
+   (``pipeline.parallel`` or ``--mode parallel``) is the serial path with the analysis
+   overlapping the independent post-pipeline tools (with the flag on, merged turns overlap
+   them too). ``--mode merged|serial|parallel`` forces a path.
 3. **planning** (serial): JSON writing guide, tool calls, text-recall turns.
 4. **tools** (serial): the planner's tool calls: dice, sandboxed code, llm tools.
 5. **recall**: the named turns' original text for ``<text_recall>`` (serial), and in every
@@ -82,7 +84,11 @@ from narrative_cli.tools.dice_rules import describes_checks
 
 MODES = ("auto", "merged", "serial", "parallel")
 WRITERS = streaming_agents()
-UNFINISHED = "unfinished reply (Ctrl-C)"  # the analysis_pending reason of a kept partial turn
+UNFINISHED = "unfinished reply (Ctrl-C)"
+SKIPPED_PLANNING = (
+    "planning skipped for the bundled 135M model (auto mode): the story streams first and"
+    " the planner's tools did not run; --mode serial runs them"
+)  # the analysis_pending reason of a kept partial turn
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,9 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
     _lore_stage(state)
     pipeline = state.story.settings.pipeline
     planning_tools = any(t.trigger == "planning" for t in state.active_tools)
+    if pipeline.mode == "auto" and planning_tools and small_local_writer(state.calls.backends):
+        planning_tools = False  # the bundled model: the story first, no planning call (#18)
+        notes.append(SKIPPED_PLANNING)
     mode = choose_mode(pipeline.mode, pipeline.parallel, planning_tools, pipeline.text_recall)
     state.mode, state.concurrent_post = mode.label, mode.concurrent_post
     state.calls.mode = mode.label
@@ -180,6 +189,17 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
     writing_stage(state, merged=mode.path == "merged")
     finish_turn(state)
     compact_at_cut(state)
+
+
+def small_local_writer(backends: BackendSet) -> bool:
+    """True when the writer is the bundled 135M model (the ``local`` profile without a
+    ``model_path``): on two cores a planning call before the story costs more time than
+    the first story text may take, so ``auto`` writes merged and skips planning tools."""
+    settings = backends.settings
+    if settings is None or "writing" in backends.fixed:
+        return False
+    profile = settings.profile_for("writing")
+    return profile.provider == "local" and not profile.model_path
 
 
 def _lore_stage(state: TurnState) -> None:
