@@ -22,6 +22,12 @@ from tests.story_replies import NARRATIVES, StoryScript
 scripted_server = servers.scripted_server
 
 
+class SmallModel(OpenAIBackend):
+    """The scripted server in the place of the bundled model (which says ``small_model``)."""
+
+    small_model = True
+
+
 def local_on(server: ScriptedServer, mode: str = "auto") -> BackendSet:
     """Settings of a first run (the default ``local`` profile), calls sent to ``server``."""
     settings = Settings()
@@ -29,7 +35,7 @@ def local_on(server: ScriptedServer, mode: str = "auto") -> BackendSet:
 
     def opener(profile: Profile, agent_settings: AgentSettings) -> OpenAIBackend:
         assert profile.provider == "local" and profile.model_path is None
-        return OpenAIBackend(server.profile(), agent_settings, api_key=None)
+        return SmallModel(server.profile(), agent_settings, api_key=None)
 
     return BackendSet.from_settings(settings, opener=opener)
 
@@ -57,7 +63,4 @@ def test_serial_mode_or_another_model_keeps_the_planner(scripted_server: Scripte
     result = run_turn(story, "I climb the stairs.", backends)
     assert scripted_server.requests[0].agent == "planning" and SKIPPED_PLANNING not in result.notes
 
-    named = Settings()
-    named.profiles["local"] = Profile(name="local", provider="local", model_path="/m/q.gguf")
-    assert not small_local_writer(BackendSet.from_settings(named))
     assert not small_local_writer(BackendSet.single(OpenAIBackend(scripted_server.profile())))

@@ -192,14 +192,12 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
 
 
 def small_local_writer(backends: BackendSet) -> bool:
-    """True when the writer is the bundled 135M model (the ``local`` profile without a
-    ``model_path``): on two cores a planning call before the story costs more time than
-    the first story text may take, so ``auto`` writes merged and skips planning tools."""
-    settings = backends.settings
-    if settings is None or "writing" in backends.fixed:
-        return False
-    profile = settings.profile_for("writing")
-    return profile.provider == "local" and not profile.model_path
+    """True when the writer is the bundled 135M model (a ``LocalBackend`` without a
+    ``model_path`` says ``small_model``): on two cores a planning call before the story costs
+    more time than the first story text may take, so ``auto`` writes merged and skips the
+    planning tools. A replayed recording is not the model, whatever the settings say."""
+    backend, _ = backends.get("merged_writing")
+    return bool(getattr(backend, "small_model", False))
 
 
 def _lore_stage(state: TurnState) -> None:
