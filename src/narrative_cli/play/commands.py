@@ -187,25 +187,25 @@ class Dispatcher(EditingCommands):
         """Ctrl-C cut a reply short: keep it, write it again or drop it (asked once)."""
         if self.ask is None:  # nobody to ask (an embedder): nothing is stored unasked
             self.play.drop_unfinished()
-            self.screen.info(words.word(self.lang, "cancelled"))
+            self.screen.info(t("msg.cancelled", self.lang))
             return Outcome(cancelled=True)
-        answer = (self.ask(words.word(self.lang, "unfinished_ask")) or "").strip()
+        answer = (self.ask(t("msg.unfinished_ask", self.lang)) or "").strip()
         choice = UNFINISHED_ANSWERS.get(answer.lower())
         if choice is None:
-            self.screen.error(words.word(self.lang, "unfinished_unknown", answer=answer))
+            self.screen.error(t("msg.unfinished_unknown", self.lang, answer=answer))
             choice = "keep"
         if choice == "regen":
             return self._turn(lambda view: self.play.retry(view))
         if choice == "drop":
             self.play.drop_unfinished()
-            self.screen.info(words.word(self.lang, "unfinished_dropped"))
+            self.screen.info(t("msg.unfinished_dropped", self.lang))
             return Outcome(cancelled=True)
         try:
             kept = self.play.keep_unfinished()
         except NarrativeError as error:
             self.screen.error(error.message, error.hint)
             return Outcome(failed=True)
-        self.screen.info(words.word(self.lang, "unfinished_kept", turn=kept.number))
+        self.screen.info(t("msg.unfinished_kept", self.lang, turn=kept.number))
         return Outcome()
 
     # -- commands ----------------------------------------------------------------------------
@@ -214,8 +214,8 @@ class Dispatcher(EditingCommands):
         self.screen.table(*help_table(self.lang))
         self.screen.info(t("help.keys", self.lang))
         lang = self.lang
-        headers = (words.word(lang, "key"), words.word(lang, "key_does"))
-        self.screen.table(words.word(lang, "keys_title"), headers, words.key_rows(lang))
+        headers = (t("help.key", lang), t("help.key_does", lang))
+        self.screen.table(t("help.keys_title", lang), headers, words.key_rows(lang))
         return Outcome()
 
     def cmd_state(self, args: list[str]) -> Outcome:

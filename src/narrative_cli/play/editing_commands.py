@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled
 from narrative_cli.i18n import t
-from narrative_cli.play import words
 from narrative_cli.play.editor import editor_command
 from narrative_cli.play.screen_api import Outcome, Screen, backend_hint
 
@@ -50,7 +49,7 @@ class EditingCommands:
                 )
             text = self.edit(self.play.last_input(), "/edit TEXT replays the last turn with TEXT")
             if not text.strip() or text.strip() == self.play.last_input().strip():
-                self.screen.info(words.word(self.lang, "edit_unchanged"))
+                self.screen.info(t("msg.edit_unchanged", self.lang))
                 return Outcome()
         return self._turn(lambda view: self.play.edit(text.strip(), view))
 
@@ -59,7 +58,7 @@ class EditingCommands:
         if not text:
             text = self.edit(old, "/edit --reply TEXT replaces the last reply with TEXT")
             if not text.strip() or text.strip() == old.strip():
-                self.screen.info(words.word(self.lang, "edit_unchanged"))
+                self.screen.info(t("msg.edit_unchanged", self.lang))
                 return Outcome()
         return self._turn(lambda view: self.play.edit_reply(text, view))
 
@@ -72,13 +71,13 @@ class EditingCommands:
             with self.screen.turn() as view:
                 draft = impersonate(self.play, view)
         except TurnCancelled:
-            self.screen.info(words.word(self.lang, "impersonate_cancelled"))
+            self.screen.info(t("msg.impersonate_cancelled", self.lang))
             return Outcome(cancelled=True)
         except BackendError as error:
             self.screen.error(error.message, backend_hint(error, self.lang))
             return Outcome(failed=True)
         self.draft = draft
-        self.screen.panel(words.word(self.lang, "impersonate_title"), draft)
+        self.screen.panel(t("report.impersonate_title", self.lang), draft)
         return Outcome()
 
     def cmd_model(self, args: list[str]) -> Outcome:
@@ -86,9 +85,9 @@ class EditingCommands:
 
         if args:
             model = switch_backend(self.play, model=" ".join(args))
-            self.screen.info(words.word(self.lang, "model_switched", model=model))
+            self.screen.info(t("msg.model_switched", self.lang, model=model))
         else:
-            self.screen.info(words.word(self.lang, "model_now", model=self.play.model_name()))
+            self.screen.info(t("msg.model_now", self.lang, model=self.play.model_name()))
         return Outcome()
 
     def cmd_profile(self, args: list[str]) -> Outcome:
@@ -99,11 +98,11 @@ class EditingCommands:
         if args:
             model = switch_backend(self.play, profile=args[0])
             name = profile_name(self.play)
-            self.screen.info(words.word(self.lang, "profile_switched", profile=name, model=model))
+            self.screen.info(t("msg.profile_switched", self.lang, profile=name, model=model))
         else:
             names = ", ".join(sorted(self.play.story.settings.profiles))
             name = profile_name(self.play)
-            self.screen.info(words.word(self.lang, "profile_now", profile=name, names=names))
+            self.screen.info(t("msg.profile_now", self.lang, profile=name, names=names))
         return Outcome()
 
 
