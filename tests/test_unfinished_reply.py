@@ -139,3 +139,35 @@ def test_ctrl_c_mid_reply_then_d_drops_it_and_stops_like_a_cancel(
     assert code == 130
     assert "Dropped the unfinished reply; nothing was saved" in run.text()
     assert last_turn(clean_environ)[0] == 0
+
+
+class SlowAnalysis(StoryScript):
+    """The analyst takes its time: Ctrl-C lands after the whole reply is on screen."""
+
+    def __call__(self, body: object, request: object) -> object:
+        if getattr(request, "agent", "") == "analysis" and not getattr(self, "analysed", False):
+            self.analysed = True
+            time.sleep(4)
+        return super().__call__(body, request)
+
+
+def test_ctrl_c_during_the_analysis_keeps_the_whole_reply_and_retry_analyses_it(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    scripted_server.reply_with(SlowAnalysis())
+    run = Running(scripted_server, tmp_path, "--session", "a", "--mode", "serial")
+    run.send("I climb the stairs.")
+    run.wait_for(NARRATIVES[0])
+    time.sleep(0.5)  # the analysis call is under way
+    run.process.send_signal(signal.SIGINT)
+    run.wait_for(QUESTION)
+    run.send("")  # Enter: keep
+    run.wait_for("Kept the unfinished reply as turn 1")
+    _, record, _ = last_turn(clean_environ)
+    assert record.narrative == NARRATIVES[0] and record.analysis_pending
+    run.send("/retry")
+    code, err = run.finish()
+    assert code == 0, err
+    _, record, _ = last_turn(clean_environ)
+    assert record.narrative == NARRATIVES[0] and record.analysis_pending is None
+    assert record.summary_entries  # the analysis ran on /retry
