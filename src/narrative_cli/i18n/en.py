@@ -69,7 +69,8 @@ MESSAGES: dict[str, str] = {
     "cmd.trace": "write every model call to DIR",
     "cmd.cost": "session totals: calls, tokens, money, what the cache saved",
     "cmd.mode": "show or switch the pipeline mode",
-    "cmd.edit": "replace your last line with TEXT and replay the turn (old: a swipe)",
+    "cmd.edit": "your last line (or --reply: the last reply) replaced by TEXT, or"
+                " edited in $EDITOR; the turn is redone (old: a swipe)",
     "cmd.delete": "delete the last N messages (a turn is 2: your line and the reply)",
     "cmd.export": "export: md/txt transcript, jsonl SillyTavern chat, json everything",
     "cmd.quit": "leave (the story is saved after every turn)",

@@ -69,7 +69,8 @@ MESSAGES: dict[str, str] = {
     "cmd.trace": "把每次模型调用写入 DIR",
     "cmd.cost": "本会话合计：调用、令牌、费用、缓存节省",
     "cmd.mode": "查看或切换流水线模式",
-    "cmd.edit": "用 TEXT 替换你上一句话并重跑该轮（旧回复保留为候选）",
+    "cmd.edit": "用 TEXT 替换你上一句话（--reply：上一条回复），或在 $EDITOR 中编辑；"
+                "该轮重跑（旧的保留为候选）",
     "cmd.delete": "删除最后 N 条消息（一轮是 2 条：你的话和回复）",
     "cmd.export": "导出：md/txt 文本记录，jsonl 酒馆聊天，json 全部数据",
     "cmd.quit": "退出（每轮结束后故事都已保存）",
