@@ -52,6 +52,8 @@ def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.startswith(_CLEARED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    for name in ("EDITOR", "VISUAL"):  # /edit without text opens the user's editor
+        monkeypatch.delenv(name, raising=False)
     home = tmp_path / "narrative-home"
     home.mkdir()
     monkeypatch.setenv("NARRATIVE_HOME", str(home))

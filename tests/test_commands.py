@@ -81,10 +81,18 @@ def test_a_plain_line_plays_a_turn_commits_it_and_shows_everything(game: Game) -
     # one status: the card has MVU variables, so the built-in game state is not shown beside them
     assert "Location: Start → Lamp room" not in out
     assert "/keeper/lamp_oil: 12 → 11" in out
-    assert '✗ remove_item {"item": "ghost lantern", "quantity": 1}' in out
+    assert "✗ 1 change rejected · /state" in out and '{"item"' not in out  # no raw JSON
     assert "[Turn 1] The apprentice climbed to the lamp room with Edda." in out
     assert "calls 5 · tokens" in out
     assert out.index("Dice 1d20+2") < out.index(NARRATIVES[0]) < out.index("State")
+
+
+def test_state_lists_the_rejected_changes_of_the_last_turn_in_words(game: Game) -> None:
+    game.run("I climb the stairs to the lamp.")
+    outcome, out, _ = game.run("/state")
+    assert outcome == Outcome()
+    assert "Rejected this turn:" in out
+    assert '✗ remove_item (item: ghost lantern, quantity: 1): not enough "ghost lantern"' in out
 
 
 def test_help_lists_every_command(game: Game) -> None:

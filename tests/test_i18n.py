@@ -155,7 +155,8 @@ def chinese(tmp_path: Path, scripted_server: ScriptedServer) -> Iterator[tuple[A
 LORE_WORDS = {"worldinfo1", "worldinfo2", "worldinfo3", "keyword", "constant", "key",
               "secondary", "recursion", "step", "but", "keys", "fail", "NOT", "ANY", "AND",
               "ALL", "matched"}  # fmt: skip
-KEYS = {"Ctrl-C", "Ctrl-E", "Ctrl-O", "Ctrl-X", "DC", "config", "yaml", "prices", "worldinfo", "zh",
+KEYS = {"Ctrl-C", "Ctrl-D", "Ctrl-E", "Ctrl-O", "Ctrl-R", "Ctrl-X", "Alt", "DC", "config", "yaml",
+        "prices", "worldinfo", "zh",
         "context_size", "openai_max_context"}  # config and preset keys a note names
 
 
@@ -257,7 +258,8 @@ def test_catalog_lookups_fall_back_to_english_and_fill_values() -> None:
 def test_unused_keys_do_not_pile_up() -> None:
     used = set(_literal_keys())
     families = ("cmd.", "dice.", "cli.panel.", "report.lore_", "report.tool_", "cost.",
-                "report.note_", "group.", "sessions.", "report.recall_")  # fmt: skip
+                "report.note_", "group.", "sessions.", "report.recall_", "help.key_",
+                "help.keyname_")  # fmt: skip
     unused = [k for k in en.MESSAGES if k not in used and not k.startswith(families)]
     assert unused == [], unused
 

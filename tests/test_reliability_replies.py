@@ -52,7 +52,10 @@ def test_a_non_finite_number_in_an_event_is_rejected_with_its_reason_and_the_tur
     ))  # fmt: skip
     outcome, out, err = game.run("I watch the sea.")
     assert not outcome.failed, err
-    assert "NaN or Infinity" in out and "✗ set_flag" in out and "✗ modify_relationship" in out
+    assert "changes rejected · /state" in out
+    _, state, _ = game.run("/state")
+    assert "NaN or Infinity" in state and "✗ set_flag" in state
+    assert "✗ modify_relationship" in state
     record = game.record()
     assert record["number"] == 1 and record["narrative"] == NARRATIVES[0]
     reasons = [e["reason"] for e in record["events_rejected"] if e["type"] != "remove_item"]

@@ -57,12 +57,14 @@ def test_state_changes_list_changes_and_dim_rejected_events() -> None:
     assert printed.splitlines() == [
         "State",
         "  Location: Start → Lamp room",
-        '  ✗ remove_item {"item": "rope"}: not enough "rope"',
+        "  ✗ 1 change rejected · /state",  # one line, never the event's raw JSON (#18)
         "  ✗ 2 variable updates rejected · /vars",
     ]
     dimmed = [span for span in text.spans if span.style == "rejected"]
     assert len(dimmed) == 2
-    assert "✗ remove_item" in text.plain[dimmed[0].start : dimmed[0].end]
+    assert "✗ 1 change rejected" in text.plain[dimmed[0].start : dimmed[0].end]
+    zh = text_of(render.state_changes([], rejected * 3, [], "zh"), width=100)
+    assert zh.splitlines()[1] == "  ✗ 3 条状态变更被拒绝 · /state"
 
 
 def test_rejected_variable_updates_fold_into_one_line_in_chinese() -> None:

@@ -107,9 +107,12 @@ def test_type_see_the_story_stream_cancel_with_ctrl_c_and_leave_with_ctrl_d(
     term.keys("Enter")
     term.wait_for(lambda s: NARRATIVES[1][:10] in s, "the second turn to stream")
     term.keys("C-c")
-    cancelled = "Turn cancelled; nothing was saved."
+    term.wait_for(lambda s: "Keep what is shown (k, Enter)" in s, "the keep-or-drop question")
+    term.type("d")
+    term.keys("Enter")
+    dropped = "Dropped the unfinished reply; nothing was saved"
     term.wait_for(
-        lambda s: cancelled in s and at_prompt(s[s.index(cancelled) :]), "the cancel and prompt"
+        lambda s: dropped in s and at_prompt(s[s.index(dropped) :]), "the drop and prompt"
     )
 
     term.keys("C-d")

@@ -53,7 +53,7 @@ def test_lines_are_turns_and_slash_commands_and_the_session_is_stored(
     assert "Three days of fog" in out  # greeting 0
     assert "> I climb the stairs." in out and NARRATIVES[0] in out
     assert "Dice" in out or "Tool roll_dice" in out
-    assert "/keeper/lamp_oil: 12 → 11" in out and "✗ remove_item" in out
+    assert "/keeper/lamp_oil: 12 → 11" in out and "✗ 1 change rejected · /state" in out
     assert "[Turn 1] The apprentice climbed" in out
     assert "State (turn 1)" in out and "lamp_oil: 11" in out
     assert NARRATIVES[1] in out and "never read" not in out

@@ -200,4 +200,9 @@ class PipelineInterrupt(BaseException):
 
 
 class TurnCancelled(PipelineInterrupt):
-    """The user pressed Ctrl-C during a turn; nothing of the turn is committed."""
+    """The user pressed Ctrl-C during a turn; nothing of the turn is committed.
+
+    ``partial``: the turn as far as it was shown (a ``TurnResult`` with its analysis pending)
+    once story text had streamed, for the player to keep, regenerate or drop; else None."""
+
+    partial: object = None

@@ -185,6 +185,8 @@ class LocalBackend:
         )
         self.http = OpenAIBackend(http_profile, agent, retrier=retrier)
         self.model = http_profile.model or ""
+        # the bundled 135M model: the pipeline writes the story first with it (#18)
+        self.small_model = not profile.model_path
 
     def __repr__(self) -> str:
         return f"LocalBackend(name={self.name!r}, server={self.server.base_url!r})"

@@ -20,6 +20,8 @@ MESSAGES: dict[str, str] = {
     "label.status": "Status",
     "label.rejected_updates": "{count} variable updates rejected · /vars",
     "label.rejected_update": "1 variable update rejected · /vars",
+    "label.rejected_changes": "{count} changes rejected · /state",
+    "label.rejected_change": "1 change rejected · /state",
     "label.not_here": "(the card's buttons and scripts cannot run in a terminal and are left out)",
     "label.kept_after_cleanup": "(as kept after clean-up:)",
     "label.analysis_pending": "analysis pending for turn {turn}: {error}; /retry runs it",
@@ -72,7 +74,8 @@ MESSAGES: dict[str, str] = {
     "cmd.trace": "write every model call to DIR",
     "cmd.cost": "session totals: calls, tokens, money, what the cache saved",
     "cmd.mode": "show or switch the pipeline mode",
-    "cmd.edit": "replace your last line with TEXT and replay the turn (old: a swipe)",
+    "cmd.edit": "your last line (or --reply: the last reply) replaced by TEXT, or"
+                " edited in $EDITOR; the turn is redone (old: a swipe)",
     "cmd.delete": "delete the last N messages (a turn is 2: your line and the reply)",
     "cmd.export": "export: md/txt transcript, jsonl SillyTavern chat, json everything",
     "cmd.quit": "leave (the story is saved after every turn)",
@@ -122,6 +125,7 @@ MESSAGES: dict[str, str] = {
     # -- panels and tables of the information commands -----------------------------------------
     "report.turn": "turn {turn}",
     "report.state": "State",
+    "report.rejected_changes": "Rejected this turn:",
     "report.vars": "Variables",
     "report.vars_later": "(initialised when the first turn starts)",
     "report.rejected_head": "Rejected variable updates this turn:",
@@ -318,4 +322,41 @@ MESSAGES: dict[str, str] = {
     "group.own": "each card's own",
     "group.no_continue": "/continue does not work in a group scene yet: /regen writes the last"
                          " speaker's reply again, /next NAME picks who answers next",
+    # -- #18 keys and editing (play/commands, play/editing_commands) ----------------------
+    "msg.unfinished_ask": "Ctrl-C stopped the reply part-way. Keep what is shown (k, Enter),"
+                          " write it again (r) or drop it (d)? ",
+    "msg.unfinished_kept": "Kept the unfinished reply as turn {turn}: /continue goes on from it,"
+                           " /retry analyses it.",
+    "msg.unfinished_dropped": "Dropped the unfinished reply; nothing was saved"
+                              " (/retry writes it again).",
+    "msg.unfinished_unknown": "Not one of k, r or d: {answer!r}; the unfinished reply is kept.",
+    "msg.edit_unchanged": "Nothing changed; the turn stays as it is.",
+    "report.impersonate_title": "Draft of your next line (in the input; Enter sends it)",
+    "msg.impersonate_cancelled": "Draft cancelled.",
+    "msg.model_now": "Model: {model}.",
+    "msg.model_switched": "Model: {model} from the next call on (kept with the session).",
+    "msg.profile_now": "Profile: {profile} (config profiles: {names}).",
+    "msg.profile_switched": "Profile: {profile}, model {model}, from the next call on"
+                            " (kept with the session).",
+    "help.keys_title": "Keys",
+    "help.key": "key",
+    "help.key_does": "what it does",
+    "help.key_enter": "send the line",
+    "help.key_newline": "a line break (multi-line input)",
+    "help.key_backslash": "at the end of a line: a line break",
+    "help.key_editor": "edit the input in $EDITOR (saved text becomes the input, not sent)",
+    "help.key_ctrl_c": "clear the line; during a turn: stop it (keep, rewrite or drop the text)",
+    "help.key_ctrl_d": "leave (the story is saved after every turn)",
+    "help.key_typeahead": "typed while a turn runs: kept as the next input, never sent by itself",
+    "help.typing": "(typing during a turn)",
+    "help.key_tab": "complete a command",
+    "help.key_history": "earlier inputs (Ctrl-R searches)",
+    "help.keyname_enter": "Enter",
+    "help.keyname_newline": "Esc Enter / Alt-Enter",
+    "help.keyname_backslash": "\\ Enter",
+    "help.keyname_editor": "Ctrl-X Ctrl-E / Ctrl-O",
+    "help.keyname_ctrl_c": "Ctrl-C",
+    "help.keyname_ctrl_d": "Ctrl-D",
+    "help.keyname_tab": "Tab",
+    "help.keyname_history": "Up / Down",
 }

@@ -10,9 +10,11 @@ Stages, in order:
    input (a key typed this turn fires this turn); tools and ``[mvu_update]`` rules whose keys
    match become active (``lore.stage.run_lore``: the whole stage lives in ``lore/``).
 2. **mode**: ``merged`` when no planning tool is active and text recall is off, ``serial``
-   otherwise; ``parallel`` (``pipeline.parallel`` or ``--mode parallel``) is the serial path
-   with the analysis overlapping the independent post-pipeline tools (with the flag on, merged
-   turns overlap them too). ``--mode merged|serial|parallel`` forces a path.
+   otherwise (with the bundled 135M model as writer, ``auto`` is ``merged`` even with planning
+   tools: the story streams first; the turn's notes say so); ``parallel``
+   (``pipeline.parallel`` or ``--mode parallel``) is the serial path with the analysis
+   overlapping the independent post-pipeline tools (with the flag on, merged turns overlap
+   them too). ``--mode merged|serial|parallel`` forces a path.
 3. **planning** (serial): JSON writing guide, tool calls, text-recall turns.
 4. **tools** (serial): the planner's tool calls: dice, sandboxed code, llm tools.
 5. **recall**: the named turns' original text for ``<text_recall>`` (serial), and in every
@@ -35,7 +37,8 @@ and the caller commits it (store) and then calls ``story.advance(result)``. Fail
 
 - a backend error in the writer raises that ``BackendError`` (nothing to commit);
   ``StreamInterrupted`` is raised as is, with the partial text, so the caller can offer /retry;
-- Ctrl-C anywhere raises ``TurnCancelled``;
+- Ctrl-C anywhere raises ``TurnCancelled``; once story text has streamed, its ``partial``
+  holds the turn with the text shown so far and its analysis pending (``/keep`` stores it);
 - everything else (a plan or analysis that will not parse, a tool error, an analysis backend
   error) is a visible ``TurnWarning`` and the turn goes on.
 
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from narrative_cli.agents.table import streaming_agents
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import BackendError, BadInput, TurnCancelled
 from narrative_cli.lore.results import ScanContext
@@ -56,7 +60,7 @@ from narrative_cli.lore.stage import LoreScan, run_lore
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
 from narrative_cli.pipeline.compaction import compact_at_cut
-from narrative_cli.pipeline.events import Listener, ignore
+from narrative_cli.pipeline.events import Listener, PipelineEvent, TextDelta, ignore
 from narrative_cli.pipeline.lore_budget import budget_warnings, lore_settings
 from narrative_cli.pipeline.mvu_step import apply_input
 from narrative_cli.pipeline.post import finish_turn
@@ -69,7 +73,14 @@ from narrative_cli.pipeline.scene import (
     scene_writing,
 )
 from narrative_cli.pipeline.search_recall import search_stage
-from narrative_cli.pipeline.stages import planning_stage, recall_stage, tools_stage, writing_stage
+from narrative_cli.pipeline.stages import (
+    apply_reply,
+    clean_narrative,
+    planning_stage,
+    recall_stage,
+    tools_stage,
+    writing_stage,
+)
 from narrative_cli.pipeline.story import Story, TurnRecord, TurnResult, ensure_mvu
 from narrative_cli.pipeline.templating import apply_templates
 from narrative_cli.pipeline.trace import TraceWriter
@@ -78,6 +89,12 @@ from narrative_cli.tools.definitions import builtin_dice_tool, tool_list_text
 from narrative_cli.tools.dice_rules import describes_checks
 
 MODES = ("auto", "merged", "serial", "parallel")
+WRITERS = streaming_agents()
+UNFINISHED = "unfinished reply (Ctrl-C)"
+SKIPPED_PLANNING = (
+    "planning skipped for the bundled 135M model (auto mode): the story streams first and"
+    " the planner's tools did not run; --mode serial runs them"
+)  # the analysis_pending reason of a kept partial turn
 
 
 @dataclass(frozen=True)
@@ -128,12 +145,13 @@ def run_turn(
     if not user_input.strip():
         raise BadInput("the turn has no input: type what your character says or does")
     snapshot, problem = ensure_mvu(story, story.snapshot)
+    shown = _ShownText(listener or ignore)
     calls = CallRunner(
         backends,
         turn=snapshot.turn + 1,
         mode="?",
         lang=story.lang,
-        listener=listener or ignore,
+        listener=shown,
         trace=trace,
         samplers=preset_samplers(story.preset),
     )
@@ -146,10 +164,16 @@ def run_turn(
     notes: list[str] = []
     try:
         _run_stages(state, notes)
-    except KeyboardInterrupt:
-        _trace_failure(trace, state, "cancelled (Ctrl-C)")
-        raise TurnCancelled(f"turn {state.number} cancelled; nothing was saved") from None
-    except (TurnCancelled, BackendError) as error:
+    except (KeyboardInterrupt, TurnCancelled) as stop:
+        _trace_failure(trace, state, str(stop) or "cancelled (Ctrl-C)")
+        cancelled = (
+            stop
+            if isinstance(stop, TurnCancelled)
+            else TurnCancelled(f"turn {state.number} cancelled; nothing was saved")
+        )
+        cancelled.partial = _unfinished(state, shown.text(), notes)
+        raise cancelled from None
+    except BackendError as error:
         _trace_failure(trace, state, str(error))
         raise
     result = _result(state, notes)
@@ -165,6 +189,9 @@ def _run_stages(state: TurnState, notes: list[str]) -> None:
         return
     pipeline = state.story.settings.pipeline
     planning_tools = any(t.trigger == "planning" for t in state.active_tools)
+    if pipeline.mode == "auto" and planning_tools and small_local_writer(state.calls.backends):
+        planning_tools = False  # the bundled model: the story first, no planning call (#18)
+        notes.append(SKIPPED_PLANNING)
     mode = choose_mode(pipeline.mode, pipeline.parallel, planning_tools, pipeline.text_recall)
     state.mode, state.concurrent_post = mode.label, mode.concurrent_post
     state.calls.mode = mode.label
@@ -204,6 +231,15 @@ def _run_scene(state: TurnState, notes: list[str]) -> None:
     scene_writing(state, speakers)
     finish_turn(state)
     compact_at_cut(state)
+
+
+def small_local_writer(backends: BackendSet) -> bool:
+    """True when the writer is the bundled 135M model (a ``LocalBackend`` without a
+    ``model_path`` says ``small_model``): on two cores a planning call before the story costs
+    more time than the first story text may take, so ``auto`` writes merged and skips the
+    planning tools. A replayed recording is not the model, whatever the settings say."""
+    backend, _ = backends.get("merged_writing")
+    return bool(getattr(backend, "small_model", False))
 
 
 def _lore_stage(state: TurnState) -> None:
@@ -300,6 +336,37 @@ def _result(state: TurnState, notes: list[str]) -> TurnResult:
         analysis_pending=state.analysis_pending,
         speakers=list(state.speakers),
     )
+
+
+class _ShownText:
+    """The listener of a turn, remembering the story text the writers streamed to it."""
+
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.pieces: list[str] = []
+
+    def __call__(self, event: PipelineEvent) -> None:
+        if isinstance(event, TextDelta) and event.agent in WRITERS:
+            self.pieces.append(event.text)
+        self.listener(event)
+
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+def _unfinished(state: TurnState, streamed: str, notes: list[str]) -> TurnResult | None:
+    """The turn as far as the player saw it when Ctrl-C came: the text shown so far (the
+    whole reply when the writer had finished), its analysis pending; None before any text.
+
+    The player may keep it (stored like a turn whose analysis failed: ``/retry`` analyses
+    it, ``/continue`` extends it), so nothing already read is lost."""
+    if not state.narrative:
+        text = clean_narrative(streamed)
+        if not text.strip():
+            return None
+        state.narrative = apply_reply(state, text)
+    state.analysis_pending = UNFINISHED
+    return _result(state, notes)
 
 
 def _trace_failure(trace: TraceWriter | None, state: TurnState, error: str) -> None:

@@ -10,11 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from narrative_cli.play.controller import Failure, PlaySession, SwipeInfo
+    from narrative_cli.play.controller import PlaySession, SwipeInfo
     from narrative_cli.play.options import PlayOptions
+    from narrative_cli.play.recovery import Failure
 
 __all__ = ["Failure", "PlayOptions", "PlaySession", "SwipeInfo"]
-_HOMES = {"Failure": "controller", "PlaySession": "controller", "SwipeInfo": "controller",
+_HOMES = {"Failure": "recovery", "PlaySession": "controller", "SwipeInfo": "controller",
           "PlayOptions": "options"}  # fmt: skip
 
 

@@ -13,10 +13,9 @@ Rich one is ``ui.screen.RichScreen``; tests may use it with recording consoles).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from narrative_cli.domain import AuthorsNote
 from narrative_cli.errors import (
@@ -27,53 +26,15 @@ from narrative_cli.errors import (
     TurnNotSaved,
 )
 from narrative_cli.i18n import has, t
-from narrative_cli.pipeline.events import PipelineEvent
 from narrative_cli.pipeline.story import TurnResult
-from narrative_cli.play import group_play, reports
+from narrative_cli.play import group_play, reports, words
 from narrative_cli.play.controller import PlaySession
-from narrative_cli.play.group_play import Roster
-from narrative_cli.tools.dice import DiceRoll
-
-
-class TurnListener(Protocol):
-    """The live view of a running turn (a pipeline listener that remembers what it showed)."""
-
-    shown_warnings: list[str]
-
-    @property
-    def printed_story(self) -> bool: ...
-    @property
-    def elapsed(self) -> float: ...
-    def __call__(self, event: PipelineEvent) -> None: ...
-
-
-class Screen(Protocol):
-    """Where the dispatcher shows things."""
-
-    def turn(self, prefix: str = "") -> AbstractContextManager[TurnListener]: ...
-    def show_turn(
-        self, play: PlaySession, result: TurnResult, view: TurnListener, *, summary: bool
-    ) -> None: ...
-    def show_last(self, play: PlaySession) -> None: ...
-    def info(self, text: str) -> None: ...
-    def error(self, text: str, hint: str | None = None) -> None: ...
-    def panel(self, title: str, body: str) -> None: ...
-    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None: ...
-    def roll(self, rolled: DiceRoll) -> None: ...
-    def dice_ledger(self, rows: Sequence[dict[str, Any]], *, reveal: bool) -> None: ...
-    def progress(self, title: str, total: int) -> AbstractContextManager[Callable[[int], None]]:
-        ...
-    def roster(self, roster: Roster) -> None: ...
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a handled line did."""
-
-    quit: bool = False
-    failed: bool = False  # a turn or command that did not work
-    usage_error: bool = False  # an unknown command or a bad argument
-    cancelled: bool = False  # Ctrl-C during a turn
+from narrative_cli.play.editing_commands import EditingCommands
+from narrative_cli.play.editor import edit_text
+from narrative_cli.play.screen_api import Outcome as Outcome  # re-exported
+from narrative_cli.play.screen_api import Screen as Screen
+from narrative_cli.play.screen_api import TurnListener as TurnListener
+from narrative_cli.play.screen_api import backend_hint as backend_hint
 
 
 @dataclass(frozen=True)
@@ -113,7 +74,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("cost", "", "session totals: calls, tokens, what the cache saved"),
     Command("mode", "[auto|merged|serial|parallel]", "show or switch the pipeline mode",
             ("auto", "merged", "serial", "parallel")),
-    Command("edit", "TEXT", "replace your last line with TEXT and replay the turn (old: a swipe)"),
+    Command("edit", "[--reply] [TEXT]",
+            "your last line (or --reply: the last reply) replaced by TEXT, or edited in"
+            " $EDITOR; the turn is redone (old: a swipe)"),
+    Command("impersonate", "", "the writer drafts your next line into the input (not sent)"),
+    Command("model", "[NAME]", "show or switch the model (kept with the session)"),
+    Command("profile", "[NAME]", "show or switch the config profile (kept with the session)"),
     Command("delete", "N", "delete the last N messages (a turn is 2: your line and the reply)"),
     Command("export", "[md|txt|jsonl|json] [FILE] [--force]",
             "export: md/txt transcript, jsonl SillyTavern chat, json everything",
@@ -123,13 +89,18 @@ COMMANDS: tuple[Command, ...] = (
 )
 ALIASES = {"exit": "quit", "q": "quit", "regenerate": "regen", "h": "help", "?": "help"}
 BY_NAME = {command.name: command for command in COMMANDS}
-# commands whose argument is a line of the story, not shell-like words (or a member's name)
-FREE_TEXT = ("edit", "next", "mute", "unmute")
+# commands whose argument is text as typed (a story line, a model name, a member's name)
+FREE_TEXT = ("edit", "model", "next", "mute", "unmute")
 
 Handler = Callable[[list[str]], Outcome]
+UNFINISHED_ANSWERS = {
+    "": "keep", "k": "keep", "keep": "keep", "保留": "keep",
+    "r": "regen", "regen": "regen", "rewrite": "regen", "重写": "regen",
+    "d": "drop", "drop": "drop", "丢弃": "drop",
+}  # fmt: skip
 
 
-class Dispatcher:
+class Dispatcher(EditingCommands):
     """Turns typed lines into turns and commands on a PlaySession (see the module doc)."""
 
     def __init__(self, play: PlaySession, screen: Screen) -> None:
@@ -138,6 +109,11 @@ class Dispatcher:
         self.show_summary = True
         self.rolls = 0
         self._quit_warned = False
+        # asks the player one question and returns the answer (None: no answer); the REPL
+        # and line mode set it, for the unfinished reply after Ctrl-C
+        self.ask: Callable[[str], str | None] | None = None
+        self.draft = ""  # /impersonate's draft: the REPL puts it in the next input
+        self.edit: Callable[[str, str], str] = edit_text  # $EDITOR on a text (tests: a stub)
 
     @property
     def lang(self) -> str:
@@ -191,6 +167,8 @@ class Dispatcher:
             with self.screen.turn(prefix) as view:
                 result = action(view)
         except TurnCancelled:
+            if self.play.interrupted is not None:
+                return self._unfinished()
             self.screen.info(t("msg.cancelled", self.lang))
             return Outcome(cancelled=True)
         except TurnNotSaved as error:  # shown in full, kept in memory, /retry stores it
@@ -210,11 +188,39 @@ class Dispatcher:
         self.screen.show_turn(self.play, result, view, summary=self.show_summary)
         return Outcome()
 
+    def _unfinished(self) -> Outcome:
+        """Ctrl-C cut a reply short: keep it, write it again or drop it (asked once)."""
+        if self.ask is None:  # nobody to ask (an embedder): nothing is stored unasked
+            self.play.drop_unfinished()
+            self.screen.info(t("msg.cancelled", self.lang))
+            return Outcome(cancelled=True)
+        answer = (self.ask(t("msg.unfinished_ask", self.lang)) or "").strip()
+        choice = UNFINISHED_ANSWERS.get(answer.lower())
+        if choice is None:
+            self.screen.error(t("msg.unfinished_unknown", self.lang, answer=answer))
+            choice = "keep"
+        if choice == "regen":
+            return self._turn(lambda view: self.play.retry(view))
+        if choice == "drop":
+            self.play.drop_unfinished()
+            self.screen.info(t("msg.unfinished_dropped", self.lang))
+            return Outcome(cancelled=True)
+        try:
+            kept = self.play.keep_unfinished()
+        except NarrativeError as error:
+            self.screen.error(error.message, error.hint)
+            return Outcome(failed=True)
+        self.screen.info(t("msg.unfinished_kept", self.lang, turn=kept.number))
+        return Outcome()
+
     # -- commands ----------------------------------------------------------------------------
 
     def cmd_help(self, args: list[str]) -> Outcome:
         self.screen.table(*help_table(self.lang))
         self.screen.info(t("help.keys", self.lang))
+        lang = self.lang
+        headers = (t("help.key", lang), t("help.key_does", lang))
+        self.screen.table(t("help.keys_title", lang), headers, words.key_rows(lang))
         return Outcome()
 
     def cmd_state(self, args: list[str]) -> Outcome:
@@ -400,17 +406,6 @@ class Dispatcher:
         self.screen.info(t("msg.exported", self.lang, count=count, what=what, path=target))
         return Outcome()
 
-    def cmd_edit(self, args: list[str]) -> Outcome:
-        if not self.play.turn:
-            raise NarrativeError(t("msg.nothing_to_edit", self.lang))
-        text = " ".join(args).strip()
-        if not text:
-            raise BadInput(
-                t("msg.edit_needs", self.lang, last=self.play.last_input()),
-                hint=t("msg.edit_hint", self.lang),
-            )
-        return self._turn(lambda view: self.play.edit(text, view))
-
     def cmd_delete(self, args: list[str]) -> Outcome:
         if len(args) != 1:
             raise BadInput(t("msg.delete_args", self.lang))
@@ -543,16 +538,3 @@ def _number(word: str, where: str, lang: str = "en") -> int:
         return int(word)
     except ValueError:
         raise BadInput(t("msg.number", lang, where=where, word=repr(word))) from None
-
-
-def backend_hint(error: BackendError, lang: str = "en") -> str:
-    """The provider's own hint, plus ``/retry`` only when a retry can help.
-
-    A refused key, an empty quota, a content filter or a malformed request (401/403/402/400/
-    404/422) fails the same way when resent, so ``/retry`` is not offered for them; timeouts,
-    dropped connections, rate limits and server errors are transient.
-    """
-    retry = t("msg.retry_hint", lang)
-    if not error.retryable:
-        return error.hint or t("msg.no_retry_hint", lang)
-    return f"{error.hint}; {retry}" if error.hint else retry

@@ -56,28 +56,11 @@ from narrative_cli.pipeline.story import PlayedTurn, Snapshot, Story, TurnRecord
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play.options import PlayOptions
 from narrative_cli.play.preflight import preflight
+from narrative_cli.play.recovery import Failure, TurnRecovery, Unsaved
 from narrative_cli.store.models import LoreRef, SessionInfo, StoredTurn
 from narrative_cli.store.sessions import SessionStore
 
 Action = Callable[[Listener | None], TurnResult]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A turn that did not finish: what was tried (``play``/``regenerate``/``continue``) and why."""
-
-    kind: str
-    user_input: str
-    error: str
-
-
-@dataclass(frozen=True)
-class Unsaved:
-    """A finished, shown turn the store could not take yet: kept for ``retry``."""
-
-    kind: str  # play | regenerate | continue | analysis
-    result: TurnResult
-    before: Snapshot  # the snapshot the turn started from
 
 
 @dataclass(frozen=True)
@@ -89,7 +72,7 @@ class SwipeInfo:
     narrative: str
 
 
-class PlaySession:
+class PlaySession(TurnRecovery):
     """A story being played turn by turn, every finished turn committed to the store."""
 
     def __init__(
@@ -113,6 +96,7 @@ class PlaySession:
         self.previous: Snapshot | None = None  # the snapshot the last turn started from
         self.failure: Failure | None = None
         self.unsaved: Unsaved | None = None
+        self.interrupted: Unsaved | None = None  # the reply Ctrl-C cut short (keep/drop)
         self.warnings: list[str] = list(story.problems)
         if backends.settings is not None:  # the lore budget's assumed context, said once
             from narrative_cli.pipeline.lore_budget import fallback_note
@@ -121,6 +105,7 @@ class PlaySession:
             self.warnings += [note] if note else []
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
         self.next_speaker: str | None = None  # a group scene's /next NAME (a member key)
+        self.options: PlayOptions | None = None  # the flags it was opened with (/model, /profile)
         try:
             self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
         except StoreError:
@@ -193,7 +178,7 @@ class PlaySession:
         story.problems += [note for note in notes if note not in story.problems]
         if backends is None:
             preflight(settings)  # nothing is stored before the backends can answer
-        return cls.start(
+        play = cls.start(
             store,
             story,
             backends or BackendSet.from_settings(settings),
@@ -203,6 +188,8 @@ class PlaySession:
             card_hash=opening.file_hash(options.card or story.card.path),
             trace_dir=options.trace,
         )
+        play.options = options
+        return play
 
     @classmethod
     def resume(
@@ -224,6 +211,7 @@ class PlaySession:
         if backends is None:
             preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
+        play.options = merged
         play.warnings.extend(opening.changed_files(info, merged))
         play._reload()
         play.set_trace(merged.trace)
@@ -301,7 +289,7 @@ class PlaySession:
         The turn number does not change; the extended reply is a new swipe of the last turn
         and the state is recomputed from the snapshot before it.
         """
-        from narrative_cli.play.continuation import ContinuedBackends
+        from narrative_cli.play.continuation import continue_nudge, continued_backends
 
         number = self._last_number("continue")
         stored = TurnRecord.read(self.store.record(self.session_id, number))
@@ -310,41 +298,39 @@ class PlaySession:
         stream = stored.rng_stream  # the same dice as the text it extends
 
         def action(lst: Listener | None) -> TurnResult:
-            extended = ContinuedBackends(self.backends, so_far, self.story.lang, block)
+            nudge = continue_nudge(self.story, so_far)
+            extended = continued_backends(self.backends, so_far, self.story.lang, block, nudge)
             return self._redo(number, user_input, lst, backends=extended, rng_stream=stream)
 
         return self._attempt("continue", user_input, action, listener)
 
-    def retry(self, listener: Listener | None = None) -> TurnResult:
-        """Try the failed action again (same input); NarrativeError when nothing failed.
+    def edit_reply(self, text: str, listener: Listener | None = None) -> TurnResult:
+        """Replace the last reply with the player's ``text`` and analyse it again.
 
-        An unsaved turn is stored (no model call); a turn whose analysis is pending gets only
-        its analysis run again.
-        """
-        failure = self.failure
-        if self.unsaved is not None:
-            return self.save_unsaved()
-        if failure is None:
-            raise NarrativeError("nothing to retry: the last turn did not fail")
-        if failure.kind == "analysis":
-            return self._attempt("analysis", failure.user_input, self._analysis, listener)
-        if failure.kind == "regenerate":
-            return self.regenerate(listener)
-        if failure.kind == "continue":
-            return self.continue_(listener)
-        if failure.kind == "edit":
-            return self.edit(failure.user_input, listener)
-        return self.play(failure.user_input, listener)
+        The turn is rerun from the snapshot before it with the writer answering ``text``
+        and the planner its stored plan (the same tools and dice); the analysis, post tools
+        and MVU extraction run on the edited text, so the state follows it. The old reply
+        stays as the swipe before (``/swipe`` brings it back)."""
+        from narrative_cli.errors import BadInput
+        from narrative_cli.play.continuation import edited_backends
 
-    def save_unsaved(self) -> TurnResult:
-        """Store the turn the store refused earlier; TurnNotSaved again if it still cannot."""
-        unsaved = self.unsaved
-        if unsaved is None:
-            raise NarrativeError("nothing to save: every shown turn is stored")
-        self._store_or_keep(unsaved.kind, unsaved.result, unsaved.before)
-        self.unsaved = None
-        self.failure = None
-        return self._finished(unsaved.kind, unsaved.result, unsaved.before)
+        number = self._last_number("edit the reply of")
+        if not text.strip():
+            raise BadInput("/edit --reply needs the new text of the reply")
+        stored = TurnRecord.read(self.store.record(self.session_id, number))
+        plan = dict(stored.plan.source) if stored.plan is not None else None
+        backends = edited_backends(self.backends, text.strip(), stored.mvu_block, plan)
+
+        def action(lst: Listener | None) -> TurnResult:
+            return self._redo(
+                number, stored.user_input, lst, backends=backends, rng_stream=stored.rng_stream
+            )
+
+        return self._attempt("edit_reply", stored.user_input, action, listener)
+
+    def last_reply(self) -> str:
+        """The writer's text of the last turn ("" at the greeting)."""
+        return (self._played(self.turn).narrative or "") if self.turn else ""
 
     def _attempt(
         self, kind: str, user_input: str, action: Action, listener: Listener | None
@@ -357,12 +343,20 @@ class PlaySession:
                     f"{error.message}; nothing new was played", hint=error.hint
                 ) from error
         before = self.story.snapshot
+        self.interrupted = None
         try:
             result = action(listener)
         except KeyboardInterrupt:
             self.failure = Failure(kind, user_input, "cancelled")
             raise TurnCancelled("turn cancelled; nothing was saved") from None
-        except (NarrativeError, TurnCancelled) as error:
+        except TurnCancelled as cancelled:
+            self.failure = Failure(kind, user_input, "cancelled")
+            so_far = self.last.narrative if kind == "continue" and self.last else ""
+            start = before if kind == "play" else self._previous_snapshot(self.turn)
+            if start is not None:
+                self.hold_unfinished(kind, cancelled.partial, start, so_far)
+            raise
+        except NarrativeError as error:
             if not isinstance(error, StoreError):
                 self.failure = Failure(kind, user_input, str(error))
             raise
@@ -421,21 +415,8 @@ class PlaySession:
         self._store_or_keep("analysis", result, base.snapshot)
         return result
 
-    def _store_or_keep(self, kind: str, result: TurnResult, before: Snapshot) -> None:
-        """Store a finished turn; when the store refuses, keep it in memory and say why."""
-        try:
-            self._write(kind, result)
-        except StoreError as error:
-            self.unsaved = Unsaved(kind, result, before)
-            self.failure = Failure("save", result.user_input, error.message)
-            self.previous = before
-            cause = getattr(error, "cause", None) or error.message
-            raise TurnNotSaved(
-                f"turn {result.number} is shown but NOT saved: {cause}",
-                result=result,
-                hint="it is kept in memory: fix the cause, then /retry stores it"
-                " (/undo drops it)",
-            ) from error
+    def _after_store(self, kind: str, result: TurnResult) -> None:
+        """The story follows a stored turn: a new one advances it, a replaced one reloads."""
         if kind == "play":
             self.story.advance(result)
             self.account.add_turn(result.usage)
@@ -443,15 +424,10 @@ class PlaySession:
         else:
             self._reload()
 
-    def _write(self, kind: str, result: TurnResult) -> None:
-        """The one store transaction of a finished turn (nothing else may fail in between)."""
-        record, snapshot = result.to_record(), result.snapshot.to_dict()
-        if kind == "play":
-            self.store.commit_turn(self.session_id, record, snapshot)
-        elif kind == "analysis":
-            self.store.amend_last_turn(self.session_id, result.number, record, snapshot)
-        else:
-            self.store.replace_turn(self.session_id, result.number, record, snapshot)
+    def _attempt_analysis(self, listener: Listener | None) -> TurnResult:
+        """``retry`` of a turn stored with its analysis pending."""
+        user_input = self.failure.user_input if self.failure else ""
+        return self._attempt("analysis", user_input, self._analysis, listener)
 
     def _story_before(self, number: int) -> Story:
         """A copy of the story as it was before turn ``number`` (nothing of ours changes)."""

@@ -47,9 +47,40 @@ def state_text(play: PlaySession) -> tuple[str, str]:
 
     title = f"{t('report.state', _lang(play))} ({_turn_word(play)})"
     if play.story.snapshot.mvu:
-        return title, mvu_summary(play.story.snapshot.mvu, play.story.lang)
+        return title, mvu_summary(play.story.snapshot.mvu, play.story.lang) + _rejected(play)
     state = GameState.from_dict(play.story.snapshot.state)
-    return title, state_summary(state, play.story.lang)
+    return title, state_summary(state, play.story.lang) + _rejected(play)
+
+
+def _rejected(play: PlaySession) -> str:
+    """The last turn's rejected state changes, each in words with its reason (the turn's
+    footer folds them into one line pointing here)."""
+    last = play.last
+    rejected = list(last.events_rejected) if last is not None else []
+    if not rejected:
+        return ""
+    head = t("report.rejected_changes", _lang(play))
+    lines = [f"  ✗ {_event_words(event.type, event.event)}: {event.reason}" for event in rejected]
+    return "\n\n" + "\n".join([head, *lines])
+
+
+def _event_words(kind: str, event: object) -> str:
+    """``remove_item (item: ghost lantern, quantity: 1)``: an event's type and parameters."""
+    params = event.get("params") if isinstance(event, Mapping) else None
+    if not isinstance(params, Mapping) or not params:
+        return kind or "?"
+    shown = ", ".join(f"{key}: {_value_words(value)}" for key, value in params.items())
+    return f"{kind or '?'} ({preview(shown, 80)})"
+
+
+def _value_words(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return " / ".join(_value_words(item) for item in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_value_words(v)}" for k, v in value.items())
+    return str(value)
 
 
 def vars_text(play: PlaySession) -> tuple[str, str]:

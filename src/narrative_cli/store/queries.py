@@ -21,6 +21,7 @@ ALL_LORE = "SELECT session_id, path, hash FROM session_lore ORDER BY session_id,
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ?"
 RENAME_SESSION = "UPDATE sessions SET name = ? WHERE id = ?"
 SET_CHAT_METADATA = "UPDATE sessions SET chat_metadata = ? WHERE id = ?"
+SET_SETTINGS = "UPDATE sessions SET settings = ? WHERE id = ?"
 DELETE_SESSION = "DELETE FROM sessions WHERE id = ?"
 
 LAST_TURN = """

@@ -261,6 +261,14 @@ class SessionStore:
             if cursor.rowcount == 0:
                 raise rows.no_session(session_id)
 
+    def set_settings(self, session_id: int, settings: Json) -> None:
+        """Replace what a session keeps of its flags (``/model``, ``/profile`` switch the
+        backend mid-story, and a resume starts with the new one); never a key."""
+        with self.db.transaction() as conn:
+            cursor = conn.execute(q.SET_SETTINGS, (rows.json_column(scrub(settings)), session_id))
+            if cursor.rowcount == 0:
+                raise rows.no_session(session_id)
+
     def delete(self, session_id: int) -> None:
         """Delete a session, its turns and every snapshot blob only it used (not while another
         process has it open)."""

@@ -16,6 +16,14 @@ from narrative_cli.play.commands import Dispatcher
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.ui.console import Consoles, is_terminal, make_consoles
 from narrative_cli.ui.screen import RichScreen
+from narrative_cli.ui.typeahead import TypeAhead
+
+
+def _fileno(source: IO[str]) -> int | None:
+    try:
+        return source.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 class TerminalFront:
@@ -24,6 +32,7 @@ class TerminalFront:
     def __init__(self, consoles: Consoles, source: IO[str]) -> None:
         self.consoles = consoles
         self.source = source
+        self.typeahead = TypeAhead(_fileno(source) if self.interactive else None)
 
     @classmethod
     def create(cls, *, no_color: bool = False, stdin: IO[str] | None = None) -> TerminalFront:
@@ -47,13 +56,15 @@ class TerminalFront:
         return not answer.strip().lower().startswith(("n", "否", "不"))
 
     def screen(self, play: PlaySession) -> RichScreen:
-        return RichScreen.for_play(play, self.consoles)
+        screen = RichScreen.for_play(play, self.consoles)
+        screen.typeahead = self.typeahead
+        return screen
 
     def read_lines(self, dispatcher: Dispatcher) -> int:
         if self.interactive:
             from narrative_cli.ui.repl import run_repl
 
-            return run_repl(dispatcher)
+            return run_repl(dispatcher, self.typeahead)
         from narrative_cli.ui.lineio import run_lines
 
         return run_lines(dispatcher, self.source, self.consoles)

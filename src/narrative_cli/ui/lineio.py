@@ -7,7 +7,8 @@ transcript reads like a session.
 The exit code tells a script how it went: 0 when every line worked; 1 when a turn failed
 and was not repaired by a later successful ``/retry``; 2 when no turn failed but a command
 was unknown or had a bad argument; 130 when a turn was cancelled with Ctrl-C (the rest of
-the input is not read).
+the input is not read). When Ctrl-C stopped a reply part-way, the next line answers whether
+to keep it (``k`` or an empty line), write it again (``r``) or drop it (``d``, then 130).
 """
 
 from __future__ import annotations
@@ -64,7 +65,20 @@ def _is_retry(line: str) -> bool:
 def run_lines(dispatcher: Dispatcher, lines: Iterable[str], consoles: Consoles) -> int:
     """Handle every line until the input ends or ``/quit``; returns the exit code."""
     tally = LineTally()
-    for raw in lines:
+    source = iter(lines)
+
+    def ask(question: str) -> str | None:
+        """The next input line answers the question (None when the input has ended)."""
+        consoles.out.print(Text(question, style="dim"))
+        raw = next(source, None)
+        if raw is None:
+            return None
+        answer = clean_surrogates(raw.rstrip("\r\n"))
+        consoles.out.print(Text(f"> {answer}", style="user"))
+        return answer
+
+    dispatcher.ask = ask
+    for raw in source:
         line = clean_surrogates(raw.rstrip("\r\n"))  # bytes that are not UTF-8 become U+FFFD
         if not line.strip():
             continue

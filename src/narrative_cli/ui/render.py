@@ -195,20 +195,27 @@ def state_changes(
     rejected_patches: Sequence[PatchRecord],
     lang: str,
 ) -> Text:
-    """The compact state diff: one line per change, rejected events dimmed, and the rejected
-    variable updates folded into one line (their reasons are in ``/vars``)."""
+    """The compact state diff: one line per change; the rejected events folded into one dim
+    line (each with its reason in ``/state``), the rejected variable updates into another
+    (``/vars``). What the model proposed is never shown as raw JSON here (#18)."""
     text = Text()
     for line in changes:
         text.append(f"  {safe_text(line)}\n")
-    for event in rejected_events:
-        what = f"{event.type or '?'} {brief(_params(event.event))}".strip()
-        text.append(safe_text(f"  ✗ {what}: {event.reason}") + "\n", style="rejected")
+    if rejected_events:
+        text.append(f"  ✗ {rejected_events_line(len(rejected_events), lang)}\n", "rejected")
     if rejected_patches:
         text.append(f"  ✗ {rejected_line(len(rejected_patches), lang)}\n", "rejected")
     if not text.plain:
         text.append(f"  {t('label.no_changes', lang)}\n", style="dim")
     text.rstrip()
     return Text.assemble((f"{t('label.changes', lang)}\n", "title"), text)
+
+
+def rejected_events_line(count: int, lang: str) -> str:
+    """The folded line of a turn's rejected state changes."""
+    if count == 1:
+        return t("label.rejected_change", lang)
+    return t("label.rejected_changes", lang, count=count)
 
 
 def rejected_line(count: int, lang: str) -> str:

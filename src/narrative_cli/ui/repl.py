@@ -6,8 +6,14 @@
 - Tab completes slash commands and their arguments (``/mode s`` → ``serial``, file names
   after ``/export``, reply numbers after ``/swipe``).
 - The bottom toolbar shows the session, the turn, the model, the mode and the tokens spent.
+- Ctrl-X Ctrl-E or Ctrl-O opens ``$EDITOR`` (``$VISUAL`` first) on the input; the saved text
+  comes back as the input, not sent (Ctrl-O no longer sends the line, as readline's
+  operate-and-get-next did).
 - Ctrl-C clears a typed line; at an empty prompt Ctrl-C or Ctrl-D leaves. Ctrl-C while a
-  turn runs cancels it (nothing is saved) and comes back to the prompt.
+  turn runs stops it; once story text has shown, the player is asked once whether to keep
+  it as an unfinished reply, write it again or drop it.
+- Keys typed while a turn runs are not echoed over the status line and not sent: they are
+  the next prompt's draft (``ui.typeahead``).
 
 Every typed line goes to the shared ``Dispatcher``; this module only reads lines.
 """
@@ -28,6 +34,7 @@ from narrative_cli.i18n import t
 from narrative_cli.play.commands import ALIASES, Dispatcher, completions
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.ui.safe import safe_text
+from narrative_cli.ui.typeahead import TypeAhead
 
 PROMPT = "> "
 
@@ -78,6 +85,11 @@ def key_bindings() -> KeyBindings:
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
+    @bindings.add("c-x", "c-e")
+    @bindings.add("c-o")
+    def _editor(event: KeyPressEvent) -> None:
+        event.current_buffer.open_in_editor(validate_and_handle=False)
+
     @bindings.add("c-c")
     def _interrupt(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
@@ -115,12 +127,19 @@ def make_prompt(play: PlaySession) -> PromptSession[str]:
     )
 
 
-def run_repl(dispatcher: Dispatcher) -> int:
-    """Read lines until /quit, Ctrl-D or Ctrl-C at an empty prompt; returns the exit code."""
+def run_repl(dispatcher: Dispatcher, typeahead: TypeAhead | None = None) -> int:
+    """Read lines until /quit, Ctrl-D or Ctrl-C at an empty prompt; returns the exit code.
+
+    ``typeahead``: the keys typed during the last turn, offered as the next input (after
+    ``/impersonate``'s draft, when there is one)."""
     session = make_prompt(dispatcher.play)
+    dispatcher.ask = ask_line
     while True:
+        typed = typeahead.take() if typeahead is not None else ""
+        draft = "\n".join(part for part in (dispatcher.draft, typed) if part)
+        dispatcher.draft = ""  # /impersonate's draft, then what was typed during the turn
         try:
-            line = session.prompt(PROMPT)
+            line = session.prompt(PROMPT, default=draft)
         except EOFError:
             break
         except KeyboardInterrupt:  # not bound above on some terminals: treat as leaving
@@ -132,6 +151,15 @@ def run_repl(dispatcher: Dispatcher) -> int:
         if outcome.quit:
             break
     return EXIT_OK
+
+
+def ask_line(question: str) -> str | None:
+    """One answer typed at ``question`` (None: Ctrl-C or Ctrl-D)."""
+    session: PromptSession[str] = PromptSession()
+    try:
+        return session.prompt(question)
+    except (EOFError, KeyboardInterrupt):
+        return None
 
 
 def ask_greeting(count: int, lang: str = "en") -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -32,6 +32,7 @@ from narrative_cli.ui.html_text import terminal_html, terminal_text
 from narrative_cli.ui.safe import safe_text
 from narrative_cli.ui.status import TurnView
 from narrative_cli.ui.status_panel import status_panel
+from narrative_cli.ui.typeahead import TypeAhead
 
 _PLACEHOLDER = re.compile(r"<StatusPlaceHolderImpl\s*/?>", re.IGNORECASE)
 _SPOT = "\ue000status\ue000"  # where the native panel goes; no card script matches it
@@ -59,6 +60,7 @@ class RichScreen:
         self._told_unpriced: set[str] = set()
         self.templates = templates  # renders templates the display scripts write
         self._template_warnings: list[str] = []
+        self.typeahead: TypeAhead | None = None  # keys typed during a turn: the next draft
 
     @classmethod
     def for_play(cls, play: PlaySession, consoles: Consoles) -> RichScreen:
@@ -120,7 +122,8 @@ class RichScreen:
         self._prefix = prefix
         if prefix:
             self.print(render.story_text(self.shown(prefix), styled=self.consoles.color))
-        with TurnView(self.consoles, self.lang, hold=hold) as view:
+        quiet = self.typeahead.hold() if self.typeahead is not None else nullcontext()
+        with quiet, TurnView(self.consoles, self.lang, hold=hold) as view:
             yield view
 
     def show_turn(
