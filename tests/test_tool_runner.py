@@ -16,6 +16,8 @@ from narrative_cli.state.mvu import parse_initvar
 from narrative_cli.tools.definitions import ToolDef, ToolSet, load_tools
 from narrative_cli.tools.llm_tools import (
     CANONICAL_CONTEXT_ORDER,
+    PROMPT_ORDER,
+    TOOL_HISTORY,
     LazyContext,
     tool_history,
     tool_messages,
@@ -260,9 +262,10 @@ def test_post_pipeline_llm_tool_sees_its_own_history():
     )
     user = llm.calls[0][1][1].content
     assert user == (
-        "<narrative_text>\n战斗\n</narrative_text>\n\n<state_summary>\nHP 30\n</state_summary>\n\n"
+        "<state_summary>\nHP 30\n</state_summary>\n\n"
         "<tool_history>\n<state_panel>\n--- 3 轮前 ---\nHP 40\n\n--- 1 轮前 ---\nHP 35\n"
-        "</state_panel>\n</tool_history>\n\n请根据上述内容执行工具 state_panel。"
+        "</state_panel>\n</tool_history>\n\n<narrative_text>\n战斗\n</narrative_text>\n\n"
+        "请根据上述内容执行工具 state_panel。"
     )
 
 
@@ -288,12 +291,31 @@ def _llm_tool(context: list[str], system_prompt: str = "sys") -> ToolDef:
     return ToolDef(name="t", type="llm", context=tuple(context), system_prompt=system_prompt)
 
 
-def test_context_keys_follow_the_canonical_order():
+def test_context_keys_follow_the_stable_first_order():
     declared = list(reversed(CANONICAL_CONTEXT_ORDER))
     context = {key: f"[{key}]" for key in CANONICAL_CONTEXT_ORDER}
-    user = tool_messages(_llm_tool(declared), context, "", "zh")[1].content
-    positions = [user.index(f"<{key}>\n[{key}]\n</{key}>") for key in CANONICAL_CONTEXT_ORDER]
+    history = "<tool_history>\n<t>\nold\n</t>\n</tool_history>"
+    user = tool_messages(_llm_tool(declared), context, history, "zh")[1].content
+    assert set(PROMPT_ORDER) == {*CANONICAL_CONTEXT_ORDER, TOOL_HISTORY}  # every key placed
+    blocks = {key: f"<{key}>\n[{key}]\n</{key}>" for key in CANONICAL_CONTEXT_ORDER}
+    blocks[TOOL_HISTORY] = history
+    positions = [user.index(blocks[key]) for key in PROMPT_ORDER]
     assert positions == sorted(positions)
+    # what each turn rewrites comes after what stays: the world before this turn's story
+    assert user.index("[world_full]") < user.index("[story_summary]") < user.index("old")
+    assert user.index("old") < user.index("[narrative_text]")
+
+
+def test_a_tool_prompt_grows_by_its_end_while_the_story_stays_put():
+    """Two turns of a tool reading the world and the summary: the second prompt starts with
+    the whole stable part of the first (what a prefix cache serves again)."""
+    tool = _llm_tool(["narrative_text", "story_summary", "world_full"])
+    first = {"world_full": "W", "story_summary": "s1", "narrative_text": "turn one"}
+    second = {"world_full": "W", "story_summary": "s1\ns2", "narrative_text": "turn two"}
+    one = tool_messages(tool, first, "", "en")[1].content
+    two = tool_messages(tool, second, "", "en")[1].content
+    assert two.startswith("<world_full>\nW\n</world_full>\n\n<story_summary>\ns1\n")
+    assert one.index("turn one") > one.index("s1")
 
 
 def test_undeclared_and_blank_keys_are_left_out():

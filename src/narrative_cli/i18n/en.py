@@ -32,6 +32,7 @@ MESSAGES: dict[str, str] = {
     "footer.failed": "{count} failed",
     "footer.tokens": "tokens {mark}{prompt} in / {mark}{completion} out",
     "footer.cached": "cached {share}",
+    "footer.cache_io": "cached {share}: {read} read, {written} written",
     "footer.seconds": "{seconds} s",
     "footer.cost": "{cost}",
     "toolbar": " session {session} · turn {turn} · {model} · {mode} · {tokens} tokens"
@@ -86,6 +87,8 @@ MESSAGES: dict[str, str] = {
     "msg.bad_command": "cannot read the command: {error}",
     "msg.unknown_command": "unknown command /{name}",
     "msg.unknown_hint": "/help lists the commands",
+    "msg.cache_expired": "Idle {minutes} min, longer than the prompt cache lives ({lifetime} min):"
+                         " this turn pays for cache writes again.",
     "msg.cancelled": "Turn cancelled; nothing was saved.",
     "msg.summary_shown": "New summary entries: shown.",
     "msg.recall_needs": "/recall needs a QUERY: the words to search for, e.g. /recall Edda",
@@ -179,6 +182,8 @@ MESSAGES: dict[str, str] = {
     "cost.no_calls": "No model calls yet in this session.",
     "cost.cache_note": "The cache served {cached} of {prompt} prompt tokens ({share});"
                        " {fresh} were processed fresh.",
+    "cost.cache_writes": "{written} prompt tokens were written to the cache (billed above the"
+                          " fresh price; later turns read them cheaply).",
     "cost.prices": "Prices: {source}.",
     "cost.prices_config": "config.yaml",
     "cost.prices_table": "list prices as of {date}",

@@ -32,6 +32,7 @@ MESSAGES: dict[str, str] = {
     "footer.failed": "{count} 次失败",
     "footer.tokens": "令牌 输入 {mark}{prompt} / 输出 {mark}{completion}",
     "footer.cached": "缓存 {share}",
+    "footer.cache_io": "缓存 {share}：读 {read}，写 {written}",
     "footer.seconds": "{seconds} 秒",
     "footer.cost": "{cost}",
     "toolbar": " 会话 {session} · 第 {turn} 轮 · {model} · {mode} · {tokens} 令牌"
@@ -86,6 +87,8 @@ MESSAGES: dict[str, str] = {
     "msg.bad_command": "无法解析命令：{error}",
     "msg.unknown_command": "未知命令 /{name}",
     "msg.unknown_hint": "/help 列出所有命令",
+    "msg.cache_expired": "已闲置 {minutes} 分钟，超过提示缓存的寿命（{lifetime} 分钟）："
+                         "本轮将再次支付缓存写入费用。",
     "msg.cancelled": "本轮已取消，没有保存任何内容。",
     "msg.summary_shown": "新摘要：显示。",
     "msg.recall_needs": "/recall 需要检索词，例如 /recall 老周",
@@ -178,6 +181,8 @@ MESSAGES: dict[str, str] = {
     "cost.no_calls": "本会话还没有调用模型。",
     "cost.cache_note": "缓存提供了 {prompt} 个输入令牌中的 {cached} 个（{share}）；"
                        "{fresh} 个重新处理。",
+    "cost.cache_writes": "{written} 个输入令牌写入了缓存（价格高于重新处理；"
+                          "之后的轮次以低价读取）。",
     "cost.prices": "价格：{source}。",
     "cost.prices_config": "config.yaml",
     "cost.prices_table": "截至 {date} 的标价",

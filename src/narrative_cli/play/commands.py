@@ -163,6 +163,9 @@ class Dispatcher(EditingCommands):
             return Outcome(failed=True)
 
     def _turn(self, action: Callable[[Any], TurnResult], prefix: str = "") -> Outcome:
+        notice = self.play.idle_notice()
+        if notice:  # said before the turn: it is the turn about to run that pays
+            self.screen.info(notice)
         try:
             with self.screen.turn(prefix) as view:
                 result = action(view)

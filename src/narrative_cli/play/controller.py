@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +107,21 @@ class PlaySession(TurnRecovery):
         self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
         self.next_speaker: str | None = None  # a group scene's /next NAME (a member key)
         self.options: PlayOptions | None = None  # the flags it was opened with (/model, /profile)
+        self.last_turn_at: datetime | None = None  # when the last model call ended (#17)
         try:
             self._lock = store.lock_session(session_id)  # SessionBusy: open elsewhere
         except StoreError:
             backends.close()
             raise
         story.text_index = store.text_index(session_id)  # recall of anything said (#17)
+
+    def idle_notice(self) -> str:
+        """The line to show before the next turn when the pause since the last one outlived
+        the provider's prompt cache (that turn pays for cache writes again), or ""."""
+        from narrative_cli.play.cache_clock import idle_notice
+
+        return idle_notice(self.last_turn_at, self.story.clock(), self.account.total(),
+                           self.story.lang)  # fmt: skip
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -364,6 +374,7 @@ class PlaySession(TurnRecovery):
 
     def _finished(self, kind: str, result: TurnResult, before: Snapshot) -> TurnResult:
         self.failure = None
+        self.last_turn_at = self.story.clock()
         if result.analysis_pending:
             self.failure = Failure("analysis", result.user_input, result.analysis_pending)
         self.previous = before if kind == "play" else self._previous_snapshot(result.number)

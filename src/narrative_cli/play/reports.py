@@ -272,10 +272,13 @@ def cache_note(play: PlaySession) -> str:
     total = play.account.total()
     if not total.prompt_tokens:
         return t("cost.no_calls", lang)
-    fresh = total.prompt_tokens - total.cached_tokens
+    written = total.cache_write_tokens
+    fresh = max(total.prompt_tokens - total.cached_tokens - written, 0)
     lines = [t("cost.cache_note", lang, cached=f"{total.cached_tokens:,}",
                prompt=f"{total.prompt_tokens:,}", share=f"{total.cache_share:.0%}",
                fresh=f"{fresh:,}")]  # fmt: skip
+    if written:  # a provider that bills cache writes (Anthropic): what was written, apart
+        lines.append(t("cost.cache_writes", lang, written=f"{written:,}"))
     costs = _session_costs(play)
     if costs.total is not None:
         sources = [t("cost.prices_config", lang)] if "config" in costs.sources else []

@@ -1,8 +1,9 @@
 """Prompts for ``llm`` tools: the context keys they declare, their own output history.
 
-A tool's user message holds each declared context key as ``<key>…</key>`` in the fixed
-``CANONICAL_CONTEXT_ORDER`` (whatever order the tool lists them in, so the prefix stays
-cache-friendly), then its ``<tool_history>`` if it has one, then the instruction to run.
+A tool's user message holds each declared context key as ``<key>…</key>`` and its
+``<tool_history>`` (if it has one) in the fixed ``PROMPT_ORDER``, stable blocks first
+(whatever order the tool lists them in, so a prefix cache serves as much of it as it can),
+then the instruction to run.
 """
 
 from __future__ import annotations
@@ -13,12 +14,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from narrative_cli.domain import LoreEntry, Message
 from narrative_cli.lore.routed import routes_for
-from narrative_cli.tools.context_keys import ANALYSIS_DEPENDENT_KEYS, CANONICAL_CONTEXT_ORDER
+from narrative_cli.tools.context_keys import (
+    ANALYSIS_DEPENDENT_KEYS,
+    CANONICAL_CONTEXT_ORDER,
+    PROMPT_ORDER,
+    TOOL_HISTORY,
+)
 from narrative_cli.tools.definitions import ToolDef
 
 __all__ = [
     "ANALYSIS_DEPENDENT_KEYS",
     "CANONICAL_CONTEXT_ORDER",
+    "PROMPT_ORDER",
+    "TOOL_HISTORY",
     "LazyContext",
     "Overlay",
     "tool_history",
@@ -97,17 +105,12 @@ def tool_user_message(
     """The user message of an llm tool: its context keys, its history, the instruction."""
     words = _words(lang)
     declared = set(tool.context)
-    parts = []
-    for key in CANONICAL_CONTEXT_ORDER:
-        if key not in declared:
-            continue
-        content = context.get(key) or ""
-        if content.strip():
-            parts.append(f"<{key}>\n{content}\n</{key}>")
-    if not parts:
-        parts.append(words["empty"])
+    texts = {key: context.get(key) or "" for key in declared}
+    blocks = {key: f"<{key}>\n{text}\n</{key}>" for key, text in texts.items() if text.strip()}
+    parts = [] if blocks else [words["empty"]]  # no context at all: said first
     if tool_history.strip():
-        parts.append(tool_history)
+        blocks[TOOL_HISTORY] = tool_history
+    parts += [blocks[key] for key in PROMPT_ORDER if key in blocks]
     parts.append(words["run"].format(name=tool.name))
     return "\n\n".join(parts)
 

@@ -247,24 +247,40 @@ def summary_entries(lines: Sequence[str], lang: str) -> Text:
 
 
 def footer(
-    usage: AgentUsage, lang: str, elapsed_s: float | None = None, *, cost: str = ""
+    usage: AgentUsage,
+    lang: str,
+    elapsed_s: float | None = None,
+    *,
+    cost: str = "",
+    cache_io: bool = False,
 ) -> Packed:
     """``calls 5 · tokens 1,234 in / 210 out · cached 40% · $0.0012 · 3.2 s`` (``~`` when
     estimated; the cost only when the turn's models have prices), broken between parts on a
-    narrow terminal, never inside one."""
+    narrow terminal, never inside one. ``cache_io`` (a provider that bills cache writes, such
+    as Anthropic) adds the tokens read from and written to the cache to the share: a write
+    costs more than fresh input, so the share alone hides what a turn paid for."""
     mark = "~" if usage.estimated else ""
     seconds = elapsed_s if elapsed_s is not None else usage.latency_ms / 1000
     parts = [
         t("footer.calls", lang, count=usage.calls),
         t("footer.tokens", lang, mark=mark, prompt=f"{usage.prompt_tokens:,}",
           completion=f"{usage.completion_tokens:,}"),
-        t("footer.cached", lang, share=f"{usage.cache_share:.0%}"),
+        _cached(usage, lang, cache_io),
         *([t("footer.cost", lang, cost=cost)] if cost else []),
         t("footer.seconds", lang, seconds=f"{seconds:.1f}"),
     ]
     if usage.failed_calls:
         parts.insert(1, t("footer.failed", lang, count=usage.failed_calls))
     return Packed(parts, style="dim")
+
+
+def _cached(usage: AgentUsage, lang: str, cache_io: bool) -> str:
+    """``cached 40%``, or ``cached 40%: 2,000 read, 1,000 written`` with ``cache_io``."""
+    share = f"{usage.cache_share:.0%}"
+    if not cache_io:
+        return t("footer.cached", lang, share=share)
+    return t("footer.cache_io", lang, share=share, read=f"{usage.cached_tokens:,}",
+             written=f"{usage.cache_write_tokens:,}")  # fmt: skip
 
 
 class Packed:

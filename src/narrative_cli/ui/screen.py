@@ -144,7 +144,9 @@ class RichScreen:
         if unseen:
             self.print(render.warning_lines(unseen))
         cost, unpriced = reports.turn_cost(play, result)
-        self.print(render.footer(result.usage.total(), self.lang, view.elapsed, cost=cost))
+        writes = play.account.total().cache_write_tokens > 0  # a provider billing writes
+        self.print(render.footer(result.usage.total(), self.lang, view.elapsed, cost=cost,
+                                 cache_io=writes))  # fmt: skip
         new = [model for model in unpriced if model not in self._told_unpriced]
         if new:  # said once per model: its turns show tokens only
             self._told_unpriced.update(new)
