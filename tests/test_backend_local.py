@@ -156,3 +156,44 @@ def test_a_model_path_that_is_not_a_file_is_named(tmp_path: local_backend.Path) 
     with pytest.raises(LocalModelMissing) as caught:
         open_backend(profile)
     assert "missing.gguf" in str(caught.value) and "'local'" in str(caught.value)
+
+
+def _scripted_local(monkeypatch: pytest.MonkeyPatch, server: servers.ScriptedServer,
+                    profile: Profile) -> LocalBackend:
+    """A LocalBackend whose llama.cpp server is the scripted one (the process is the odd edge)."""
+    try:
+        path = local_backend.model_path_for(profile)
+    except LocalModelMissing:
+        pytest.skip("the bundled model is not installed")
+    key = (str(path), profile.context_size, profile.slots, profile.threads)
+    stand_in = LocalServer(base_url=server.root_url, model_path=path, slots=profile.slots,
+                           context_size=profile.context_size, handle=object())
+    monkeypatch.setitem(local_backend._SERVERS, key, stand_in)
+    return LocalBackend(profile)
+
+
+def test_the_bundled_model_writes_prose_with_dry_and_a_repetition_penalty(
+    monkeypatch: pytest.MonkeyPatch, scripted_server: servers.ScriptedServer
+) -> None:
+    backend = _scripted_local(monkeypatch, scripted_server, local_profile())
+    scripted_server.queue_text("The lamp turns.")
+    scripted_server.queue_json({"goal": "x", "steps": []})
+    prose = ChatRequest([Message("user", "Go on.")], agent="writing", stream=True)
+    plan = ChatRequest([Message("user", "Plan.")], agent="planning", json_schema=SCHEMA)
+    backend.complete(prose, on_text=lambda _: None)
+    backend.complete(plan)
+    writing, planning = (r.json for r in scripted_server.requests)
+    assert writing["dry_multiplier"] == 0.8 and writing["repeat_penalty"] == 1.15
+    assert "dry_multiplier" not in planning and "repeat_penalty" not in planning
+
+
+def test_a_profiles_own_extra_body_wins_over_the_small_model_defaults(
+    monkeypatch: pytest.MonkeyPatch, scripted_server: servers.ScriptedServer
+) -> None:
+    profile = replace(local_profile(), extra_body={"repeat_penalty": 1.0})
+    backend = _scripted_local(monkeypatch, scripted_server, profile)
+    scripted_server.queue_text("The lamp turns.")
+    backend.complete(ChatRequest([Message("user", "Go on.")], agent="writing", stream=True),
+                     on_text=lambda _: None)
+    sent = scripted_server.requests[0].json
+    assert sent["repeat_penalty"] == 1.0 and sent["dry_multiplier"] == 0.8

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.agents.table import find_agent, pinned_slot_families
+from narrative_cli.agents.table import find_agent, pinned_slot_families, streaming_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback
 from narrative_cli.backends.openai_compat import OpenAIBackend
 from narrative_cli.backends.retry import Retrier
@@ -161,6 +161,19 @@ def shutdown_all() -> None:
 atexit.register(shutdown_all)
 
 
+# The bundled 135M model loops on one sentence within a paragraph when left to itself (measured
+# on the sample card: the same line twenty times over). llama.cpp's DRY sampler and a mild
+# repetition penalty keep its prose moving; they apply to the story text only (JSON replies are
+# held by their grammar) and a profile's own ``extra_body`` keys win.
+SMALL_MODEL_PROSE: dict[str, object] = {
+    "repeat_penalty": 1.15,
+    "repeat_last_n": 256,
+    "dry_multiplier": 0.8,
+    "dry_base": 1.75,
+    "dry_allowed_length": 2,
+}
+
+
 class LocalBackend:
     """The embedded model, spoken to through the ``openai`` backend with slot pinning."""
 
@@ -187,13 +200,18 @@ class LocalBackend:
         self.model = http_profile.model or ""
         # the bundled 135M model: the pipeline writes the story first with it (#18)
         self.small_model = not profile.model_path
+        self.extra_body = profile.extra_body
 
     def __repr__(self) -> str:
         return f"LocalBackend(name={self.name!r}, server={self.server.base_url!r})"
 
     def complete(self, request: ChatRequest, on_text: TextCallback | None = None) -> ChatReply:
         """One call on the agent's own slot, with the prompt cache on."""
-        extra = {"id_slot": self.server.slot_for(request.agent), "cache_prompt": True}
+        extra: dict[str, object] = {
+            "id_slot": self.server.slot_for(request.agent), "cache_prompt": True
+        }
+        if self.small_model and request.agent in streaming_agents():
+            extra.update({k: v for k, v in SMALL_MODEL_PROSE.items() if k not in self.extra_body})
         reply = self.http.complete(replace(request, extra={**extra, **request.extra}), on_text)
         reply.model = request.model or self.model  # not the server's file path
         return reply
