@@ -259,7 +259,7 @@ def test_unused_keys_do_not_pile_up() -> None:
     used = set(_literal_keys())
     families = ("cmd.", "dice.", "cli.panel.", "report.lore_", "report.tool_", "cost.",
                 "report.note_", "group.", "sessions.", "report.recall_", "help.key_",
-                "help.keyname_")  # fmt: skip
+                "help.keyname_", "inspect.col_", "inspect.card_")  # fmt: skip
     unused = [k for k in en.MESSAGES if k not in used and not k.startswith(families)]
     assert unused == [], unused
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from narrative_cli.i18n import choose, t
 from narrative_cli.play.inspect import preview
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def _order(value: object) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _card_view(report: dict[str, Any]) -> Any:
+def _card_view(report: dict[str, Any], lang: str) -> Any:
     from rich.panel import Panel
     from rich.table import Table
 
@@ -52,49 +53,51 @@ def _card_view(report: dict[str, Any]) -> Any:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim")
     grid.add_column()
-    grid.add_row(*_plain("spec", f"{card['spec']} ({card['spec_version']})"))
-    grid.add_row(*_plain("source", card["source"]))
-    grid.add_row(*_plain("language", card["language"]))
-    grid.add_row(*_plain("greetings", card["greeting_count"]))
+    grid.add_row(*_plain(t("inspect.spec", lang), f"{card['spec']} ({card['spec_version']})"))
+    grid.add_row(*_plain(t("inspect.source", lang), card["source"]))
+    grid.add_row(*_plain(t("inspect.language", lang), card["language"]))
+    grid.add_row(*_plain(t("inspect.greetings", lang), card["greeting_count"]))
     for key in ("creator", "character_version", "world"):
         if card[key]:
-            grid.add_row(*_plain(key.replace("_", " "), card[key]))
+            grid.add_row(*_plain(t(f"inspect.card_{key}", lang), card[key]))
     if card["tags"]:
-        grid.add_row(*_plain("tags", ", ".join(card["tags"])))
+        grid.add_row(*_plain(t("inspect.tags", lang), ", ".join(card["tags"])))
     return Panel(grid, title=_plain(card["name"])[0], expand=False)
 
 
-def _tokens_view(report: dict[str, Any]) -> Any:
+def _tokens_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
 
-    table = Table(title="Token estimates", title_justify="left")
-    table.add_column("field")
-    table.add_column("tokens", justify="right")
+    table = Table(title=t("inspect.token_estimates", lang), title_justify="left")
+    table.add_column(t("inspect.col_field", lang))
+    table.add_column(t("inspect.col_tokens", lang), justify="right")
     for name, count in report["tokens"].items():
         if count and name != "total":
             table.add_row(*_plain(name, count))
-    table.add_row(*_plain("total", report["tokens"]["total"]), style="bold")
+    table.add_row(*_plain(t("inspect.total", lang), report["tokens"]["total"]), style="bold")
     for greeting in report["greetings"]:
-        table.add_row(*_plain(f"greeting {greeting['index']}", greeting["tokens"]), style="dim")
+        label = t("inspect.greeting_n", lang, index=greeting["index"])
+        table.add_row(*_plain(label, greeting["tokens"]), style="dim")
     return table
 
 
-def _lore_view(report: dict[str, Any]) -> Any:
+def _lore_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
     from rich.text import Text
 
     lore = report["lore"]
-    books = ", ".join(f"{b['name']} ({b['entries']}{'' if b['used'] else ', not used'})"
+    unused = t("inspect.not_used", lang)
+    books = ", ".join(f"{b['name']} ({b['entries']}{'' if b['used'] else unused})"
                       for b in lore["books"])
-    table = Table(title=_plain(f"Lorebook: {books}")[0], title_justify="left")
+    table = Table(title=_plain(t("inspect.lorebook", lang, books=books))[0], title_justify="left")
     several = len(lore["books"]) > 1
     columns = ("book", "uid", "comment", "keys", "pos", "C/S", "order", "route")
     for column in columns[0 if several else 1 :]:
-        table.add_column(column, overflow="fold")
+        table.add_column(t(f"inspect.col_{column.replace('/', '')}", lang), overflow="fold")
     for row in lore["entries"]:
         position = "-" if row["position"] is None else str(row["position"])
-        label = row["route"] + (" (disabled)" if row["disabled"] and row["route"] != "disabled"
-                                else "")
+        label = row["route"] + (t("inspect.disabled", lang)
+                                if row["disabled"] and row["route"] != "disabled" else "")
         route = Text(label, style=ROUTE_STYLES.get(row["route"], ""))
         cells = _plain(preview(row["book"], 16), row["uid"], preview(row["comment"], 30),
                        _keys_text(row), position, _flags(row), _order(row["order"]), route)
@@ -102,12 +105,12 @@ def _lore_view(report: dict[str, Any]) -> Any:
     return table
 
 
-def _tools_view(report: dict[str, Any]) -> Any:
+def _tools_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
 
-    table = Table(title="Tools", title_justify="left")
+    table = Table(title=t("inspect.tools", lang), title_justify="left")
     for column in ("uid", "name", "type", "trigger", "note"):
-        table.add_column(column, overflow="fold")
+        table.add_column(t(f"inspect.col_{column}", lang), overflow="fold")
     for tool in report["tools"]:
         note = tool["problem"] or (f"output_tag {tool['output_tag']}" if "output_tag" in tool
                                    else "")
@@ -117,95 +120,99 @@ def _tools_view(report: dict[str, Any]) -> Any:
     return table
 
 
-def _mvu_lines(report: dict[str, Any]) -> list[str]:
+def _mvu_lines(report: dict[str, Any], lang: str) -> list[str]:
     mvu = report["mvu"]
     lines = []
     if mvu.get("detected"):
         from narrative_cli.state.mvu import mvu_summary  # MVU loads only for an MVU card
 
         hidden = sum(1 for row in mvu["initvar"] if row["disabled"])
-        lines.append(f"MVU detected: {len(mvu['initvar'])} [InitVar] entries ({hidden} disabled; "
-                     "MagVarUpdate reads them enabled or not, and they never reach a prompt)")
-        lines += [f"MVU problem: {problem}" for problem in mvu["problems"]]
-        lines += [f"MVU note: {note}" for note in mvu["notes"]]
-        lines.append("MVU variables after greeting 0:")
-        lines += ["  " + line for line in mvu_summary(mvu["variables"], "en").splitlines()]
+        lines.append(t("inspect.mvu_detected", lang, count=len(mvu["initvar"]), hidden=hidden))
+        lines += [t("inspect.mvu_problem", lang, problem=problem) for problem in mvu["problems"]]
+        lines += [t("inspect.mvu_note", lang, note=note) for note in mvu["notes"]]
+        lines.append(t("inspect.mvu_variables", lang))
+        lines += ["  " + line for line in mvu_summary(mvu["variables"], lang).splitlines()]
     for row in mvu["initvar"]:
-        names = ", ".join(row["variables"][:6]) or "no variables"
-        state = " (disabled)" if row["disabled"] else ""
+        names = ", ".join(row["variables"][:6]) or t("inspect.no_variables", lang)
+        state = t("inspect.disabled", lang) if row["disabled"] else ""
         lines.append(f"[initvar] uid {row['uid']} {row['comment']}{state}: {row['format']}, "
                      f"{names}")
     for row in report["mvu"]["mvu_update"]:
-        lines.append(f"[mvu_update] uid {row['uid']} {row['comment']}: {row['tokens']} tokens")
+        lines.append(f"[mvu_update] uid {row['uid']} {row['comment']}: "
+                     + t("inspect.n_tokens", lang, tokens=row["tokens"]))
     return lines
 
 
-def _regex_view(report: dict[str, Any]) -> Any:
+def _regex_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
 
-    table = Table(title="Regex scripts", title_justify="left")
-    for column in ("name", "find", "placement", "runs here"):
-        table.add_column(column, overflow="fold")
+    table = Table(title=t("inspect.regex_scripts", lang), title_justify="left")
+    for column in ("name", "find", "placement", "runs_here"):
+        table.add_column(t(f"inspect.col_{column}", lang), overflow="fold")
     for script in report["regex_scripts"]:
         table.add_row(*_plain(script["name"], preview(script["find_regex"], 40),
                               ",".join(map(str, script["placement"])), script["runs"]))
     return table
 
 
-def _helper_lines(report: dict[str, Any]) -> list[str]:
+def _helper_lines(report: dict[str, Any], lang: str) -> list[str]:
     lines = []
     for row in report.get("tavern_helper_scripts") or []:
-        state = "" if row["enabled"] else " (disabled)"
-        buttons = f"; buttons: {', '.join(row['buttons'])}" if row["buttons"] else ""
-        lines.append(f"TavernHelper script {row['name']!r}{state}: {row['runs']}{buttons}")
+        state = "" if row["enabled"] else t("inspect.disabled", lang)
+        buttons = (t("inspect.buttons", lang, buttons=", ".join(row["buttons"]))
+                   if row["buttons"] else "")
+        lines.append(t("inspect.helper_script", lang, name=repr(row["name"]), state=state,
+                       runs=row["runs"], buttons=buttons))
     return lines
 
 
-def _macro_lines(report: dict[str, Any]) -> list[str]:
+def _macro_lines(report: dict[str, Any], lang: str) -> list[str]:
     macros = report.get("macros") or {}
     lines = []
     for row in macros.get("templates", []):
-        calls = ", ".join(row["calls"]) or "no helper calls"
+        calls = ", ".join(row["calls"]) or t("inspect.no_helper_calls", lang)
         if row["error"]:
-            state = f"will not run: {row['error']}; its text is left out"
+            state = t("inspect.ejs_error", lang, error=row["error"])
         elif row["unavailable"]:
-            state = (f"will fail at {', '.join(row['unavailable'])} (not available in a "
-                     "terminal); its text is left out")
+            state = t("inspect.ejs_unavailable", lang, calls=", ".join(row["unavailable"]))
         else:
-            state = "runs in the sandbox each turn"
-        lines.append(f"EJS template in {row['where']}: {calls}; {state}")
+            state = t("inspect.ejs_runs", lang)
+        lines.append(t("inspect.ejs_template", lang, where=row["where"], calls=calls,
+                       state=state))
     for where in macros.get("special_entries", []):
-        lines.append(f"{where}: an ST-Prompt-Template special entry, handled as ordinary lore")
+        lines.append(t("inspect.special_entry", lang, where=where))
     for row in macros.get("unknown", []):
-        lines.append(f"unknown macro {{{{{row['name']}}}}} in {row['where']}: "
-                     "not run here, sent as written")
+        lines.append(t("inspect.unknown_macro", lang, name=row["name"], where=row["where"]))
     return lines
 
 
-def render_inspect(report: dict[str, Any], console: Console | None = None) -> None:
-    """Print the inspect report as panels and tables."""
+def render_inspect(report: dict[str, Any], console: Console | None = None,
+                   lang: str | None = None) -> None:
+    """Print the inspect report as panels and tables, in ``lang`` (default: the card's
+    language, then the locale; ``i18n.choose``)."""
     from narrative_cli.ui.console import console as safe_console
 
+    lang = choose(lang, report["card"].get("language"))
     out = console or safe_console()
-    out.print(_card_view(report))
-    out.print(_tokens_view(report))
+    out.print(_card_view(report, lang))
+    out.print(_tokens_view(report, lang))
     if report["lore"]["entries"]:
-        out.print(_lore_view(report))
+        out.print(_lore_view(report, lang))
         routes = ", ".join(f"{k} {v}" for k, v in sorted(report["lore"]["routes"].items()))
-        out.print(f"routes: {routes}", highlight=False, markup=False)
+        out.print(t("inspect.routes", lang, routes=routes), highlight=False, markup=False)
     else:
-        out.print("No lorebook entries.", style="dim")
+        out.print(t("inspect.no_lore", lang), style="dim")
     if report["tools"]:
-        out.print(_tools_view(report))
-    for line in _mvu_lines(report):
+        out.print(_tools_view(report, lang))
+    for line in _mvu_lines(report, lang):
         out.print(line, highlight=False, markup=False)
     if report["regex_scripts"]:
-        out.print(_regex_view(report))
-    for line in _helper_lines(report):
+        out.print(_regex_view(report, lang))
+    for line in _helper_lines(report, lang):
         out.print(line, highlight=False, markup=False)
-    for line in _macro_lines(report):
+    for line in _macro_lines(report, lang):
         out.print(line, highlight=False, markup=False)
     if report["preset"]:
         preset = report["preset"]
-        out.print(f"preset {preset['name']}: {preset['enabled']} of {preset['prompts']} "
-                  "prompts enabled", highlight=False, markup=False)
+        out.print(t("inspect.preset", lang, name=preset["name"], enabled=preset["enabled"],
+                    prompts=preset["prompts"]), highlight=False, markup=False)
