@@ -196,9 +196,10 @@ def test_inspect_says_mvu_is_detected_shows_its_variables_and_marks_disabled_ent
     assert [row["disabled"] for row in mvu["initvar"]] == [True]
 
     shown = CliRunner().invoke(app, ["inspect", str(card)], env={"COLUMNS": "160"}).output
-    assert "MVU detected: 1 [InitVar] entries (1 disabled" in shown
+    # a Chinese card's report is in Chinese (#18 item 7)
+    assert "检测到 MVU：1 个 [InitVar] 条目（1 个已禁用" in shown
     assert "持有资金: 30" in shown
-    assert "initvar (disabled)" in shown
+    assert "initvar（已禁用）" in shown
 
 
 def test_commands_the_player_types_apply_before_the_writer_sees_the_state(
