@@ -56,3 +56,50 @@ def test_inspect_on_an_english_card_stays_english_in_a_chinese_locale() -> None:
     assert english.exit_code == chinese_locale.exit_code == 0
     assert "Token estimates" in english.output
     assert chinese_locale.output == english.output  # the card's language wins over the locale
+
+
+# -- the lore engine's reasons ---------------------------------------------------------------
+
+REASONS = [
+    'key "fog"', 'key "/f[o]g/i" + secondary "harbor"',
+    'key "fog" + not all secondary keys (NOT ALL)', 'key "fog" + no secondary key (NOT ANY)',
+    'key "fog" + all secondary keys (AND ALL)', 'key "fog", but selectiveLogic 7 is unknown',
+    'key "fog", but secondary keys fail AND ALL (matched: harbor, 港口)',
+    'key "fog", but secondary keys fail AND ANY (none matched)',
+    'key "fog" (recursion step 2)', "constant (scan widened to 12 messages)", "sticky",
+    "disabled", "cooldown", "only for quiet, swipe generations",
+    "delay: needs 4 messages in the chat", "delayUntilRecursion: only in recursion steps",
+    "delayUntilRecursion: level 2, now at level 1",
+    "excludeRecursion: recursion cannot activate it", "character filter",
+    "character filter (tags)", "group 'weather' already has an entry from an earlier step",
+    "group 'weather': sticky entry 3 holds it", "group 'weather': on cooldown",
+    "group 'weather': delayed", "group 'weather': matched 1 keys, another member 2",
+    "group 'weather': entry 4 has priority (groupOverride)",
+    "group 'weather': entry 4 won the weighted roll",
+    "budget: the 800-token budget is used up", "budget: would reach 900 of 800 tokens",
+    "probability: rolled 73.2, needed ≤ 50",
+]  # fmt: skip
+
+
+def test_lore_reasons_stay_as_written_in_english_and_are_chinese_in_chinese() -> None:
+    from narrative_cli.lore.reasons import reason_words
+
+    for reason in REASONS:
+        assert reason_words(reason, "en") == reason
+        chinese = reason_words(reason, "zh")
+        assert chinese != reason, reason
+        leaks = [w for w in WORD.findall(chinese)
+                 if w not in {"fog", "f", "o", "g", "i", "harbor", "selectiveLogic", "quiet",
+                              "swipe", "weather"}]  # fmt: skip
+        assert leaks == [], (reason, chinese)
+    assert reason_words('key "雾" + secondary "港"', "zh") == "关键词「雾」 + 次要关键词「港」"
+    assert reason_words("something new", "zh") == "something new"  # unknown: shown as written
+
+
+def test_lore_test_on_a_chinese_card_speaks_chinese() -> None:
+    done = _run("lore", "test", str(ZH_CARD), "我去沈家旧宅找账房老陈")
+    assert done.exit_code == 0, done.output
+    assert "已激活" in done.output and "关键词「" in done.output and "常驻" in done.output
+    assert _leaks(done.output, _card_words(ZH_CARD)) == [], done.output
+    as_json = _run("lore", "test", str(ZH_CARD), "我去沈家旧宅找账房老陈", "--json")
+    assert '"reason": "key \\"' in as_json.output  # the JSON keeps the engine's words

@@ -76,9 +76,10 @@ def test_rich_view_shows_routes_reasons_and_budget(tmp_path: Path) -> None:
     card = write_card(tmp_path, [book_entry(0, ["月影阁"], "忍者的据点")])
     result = invoke(str(card), "月影阁")
     assert result.exit_code == 0, result.output
-    assert "Activated" in result.stdout and "条目0" in result.stdout
-    assert 'key "月影阁"' in result.stdout and "keyword" in result.stdout
-    assert "1 activated, 0 rejected" in result.stdout
+    # a Chinese card's report is in Chinese (#18 item 7)
+    assert "已激活" in result.stdout and "条目0" in result.stdout
+    assert "关键词「月影阁」" in result.stdout and "keyword" in result.stdout
+    assert "激活 1 条，拒绝 0 条" in result.stdout
 
 
 def test_world_files_are_used_when_the_card_has_no_book(tmp_path: Path) -> None:

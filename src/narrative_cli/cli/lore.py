@@ -55,7 +55,8 @@ def lore_test_command(
     from narrative_cli.cli.errors import user_errors
     from narrative_cli.config import load_settings
     from narrative_cli.errors import BadInput
-    from narrative_cli.load import load_card, load_chat, load_lorebook
+    from narrative_cli.i18n import choose
+    from narrative_cli.load import card_language, load_card, load_chat, load_lorebook
     from narrative_cli.lore.report import lore_test, report_dict
 
     with user_errors():
@@ -65,8 +66,10 @@ def lore_test_command(
         settings = load_settings()
         worlds = [load_lorebook(path) for path in lorebook or []]
         source = settings.pipeline.worldbook_source
+        loaded = load_card(card)
+        lang = choose(None, card_language(loaded))
         outcome = lore_test(
-            load_card(card),
+            loaded,
             worlds,
             text,
             lore=settings.lore,
@@ -87,7 +90,7 @@ def lore_test_command(
         return
     from narrative_cli.ui.lore_view import render_lore_test
 
-    render_lore_test(outcome.result, outcome.problems)
+    render_lore_test(outcome.result, outcome.problems, lang=lang)
 
 
 @lore_app.command(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from narrative_cli.domain import AuthorsNote
 from narrative_cli.i18n import t
+from narrative_cli.lore.reasons import reason_words
 from narrative_cli.pipeline.accounting import AgentUsage
 from narrative_cli.pipeline.story import TurnResult
 from narrative_cli.play.controller import PlaySession
@@ -170,13 +171,15 @@ def lore_rows(play: PlaySession) -> Table:
     if last is None:
         return title, headers, []
     rows = [
-        (_uid(hit.uid), hit.comment, t("report.activated", lang), f"{hit.route}: {hit.reason}")
+        (_uid(hit.uid), hit.comment, t("report.activated", lang),
+         f"{hit.route}: {reason_words(hit.reason, lang)}")
         for hit in last.lore
     ]
     rejected = sorted(last.lore_rejected, key=lambda hit: not _by_budget(hit.reason))
     rows += [
         (_uid(hit.uid), hit.comment,
-         t("report.by_budget" if _by_budget(hit.reason) else "report.rejected", lang), hit.reason)
+         t("report.by_budget" if _by_budget(hit.reason) else "report.rejected", lang),
+         reason_words(hit.reason, lang))
         for hit in rejected
     ]
     return title, headers, rows
