@@ -20,7 +20,8 @@ ENV = {"COLUMNS": "120", "LANG": "en_US.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
 IDENTIFIERS = {"chara_card_v2", "chara_card_v3", "json", "png", "chara", "ccv3", "uid",
                "worldinfo1", "worldinfo2", "worldinfo3", "keyword", "outlet", "tool", "ui",
                "initvar", "mvu_update", "disabled", "unrouted", "InitVar", "MVU", "MagVarUpdate",
-               "zh", "EJS", "ST-Prompt-Template", "getvar", "setvar", "C", "S", "worldinfo"}  # fmt: skip
+               "zh", "EJS", "ST-Prompt-Template", "getvar", "setvar",
+               "C", "S", "worldinfo"}  # fmt: skip
 
 
 def _run(*args: str) -> Any:

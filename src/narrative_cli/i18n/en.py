@@ -399,7 +399,8 @@ MESSAGES: dict[str, str] = {
     "inspect.col_placement": "placement",
     "inspect.col_runs_here": "runs here",
     "inspect.mvu_detected": "MVU detected: {count} [InitVar] entries ({hidden} disabled; "
-                            "MagVarUpdate reads them enabled or not, and they never reach a prompt)",
+                            "MagVarUpdate reads them enabled or not, and they never reach a"
+                            " prompt)",
     "inspect.mvu_problem": "MVU problem: {problem}",
     "inspect.mvu_note": "MVU note: {note}",
     "inspect.mvu_variables": "MVU variables after greeting 0:",
@@ -413,8 +414,10 @@ MESSAGES: dict[str, str] = {
                                "its text is left out",
     "inspect.ejs_runs": "runs in the sandbox each turn",
     "inspect.ejs_template": "EJS template in {where}: {calls}; {state}",
-    "inspect.special_entry": "{where}: an ST-Prompt-Template special entry, handled as ordinary lore",
-    "inspect.unknown_macro": "unknown macro {{{{{name}}}}} in {where}: not run here, sent as written",
+    "inspect.special_entry": "{where}: an ST-Prompt-Template special entry, handled as"
+                             " ordinary lore",
+    "inspect.unknown_macro": "unknown macro {{{{{name}}}}} in {where}: not run here, sent as"
+                             " written",
     "inspect.routes": "routes: {routes}",
     "inspect.no_lore": "No lorebook entries.",
     "inspect.preset": "preset {name}: {enabled} of {prompts} prompts enabled",
@@ -427,7 +430,8 @@ MESSAGES: dict[str, str] = {
     "lore.reason_all_secondary": "{inner} + all secondary keys ({logic})",
     "lore.reason_unknown_logic": "{inner}, but selectiveLogic {number} is unknown",
     "lore.reason_fail_none": "{inner}, but secondary keys fail {logic} (none matched)",
-    "lore.reason_fail_some": "{inner}, but secondary keys fail {logic} (matched: {matched})",
+    "lore.reason_fail_some": "{inner}, but secondary keys fail {logic}"
+                             " (matched: {matched})",
     "lore.reason_key": "key \"{word}\"",
     "lore.reason_constant": "constant",
     "lore.reason_sticky": "sticky",
@@ -440,7 +444,8 @@ MESSAGES: dict[str, str] = {
     "lore.reason_exclude_recursion": "excludeRecursion: recursion cannot activate it",
     "lore.reason_character": "character filter",
     "lore.reason_character_tags": "character filter (tags)",
-    "lore.reason_group_earlier": "group '{label}' already has an entry from an earlier step",
+    "lore.reason_group_earlier": "group '{label}' already has an entry from an earlier"
+                                 " step",
     "lore.reason_group_sticky": "group '{label}': sticky entry {uid} holds it",
     "lore.reason_group_cooldown": "group '{label}': on cooldown",
     "lore.reason_group_delayed": "group '{label}': delayed",

@@ -451,6 +451,6 @@ MESSAGES: dict[str, str] = {
     "loretest.col_comment": "备注",
     "loretest.col_route": "路由",
     "loretest.col_reason": "原因",
-    "loretest.summary": "激活 {activated} 条，拒绝 {rejected} 条；预算 {budget} 词元中用了 {tokens}；"
-                        "扫描 {steps} 步",
+    "loretest.summary": "激活 {activated} 条，拒绝 {rejected} 条；"
+                        "预算 {budget} 词元中用了 {tokens}；扫描 {steps} 步",
 }
