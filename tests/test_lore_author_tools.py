@@ -172,17 +172,25 @@ def test_lint_finds_entries_that_can_never_fire_and_exits_1(tmp_path: Path) -> N
     )
     assert result.exit_code == 1
     out = result.output
-    assert "error: entry 0 (entry 0): never fires: it has no keys" in out
-    assert "error: entry 1 (entry 1): never fires: no key is usable" in out
-    assert "warning: entry 2 (entry 2): 'key' is not a list ('king')" in out
-    assert "warning: entry 3 (entry 3): /[/ is not a JavaScript regex" in out
-    assert "error: entry 4 (entry 4): never fires: NOT ANY excludes every primary key" in out
-    assert "error: entry 5 (entry 5): never fires: selectiveLogic -1" in out
-    assert "warning: entry 6 (entry 6): key 'hp' occurs 2 times" in out
-    assert "warning: entry 7 (entry 7): same content as entry 4" in out
-    assert "warning: entry 9 (entry 9): same content as entry 8" in out
-    assert "warning: entry 10 (entry 10): regex /(a+)+$/ repeats a repetition" in out
-    assert "5 errors, 6 warnings, 11 entries" in out  # entry 2 (no list) is also an error
+    # the card is Chinese, so the report is (#18 item 7); --json keeps the English messages
+    assert "错误：条目 0（entry 0）：永远不会触发：没有关键词" in out
+    assert "错误：条目 1（entry 1）：永远不会触发：没有可用的关键词" in out
+    assert "警告：条目 2（entry 2）：'key' 不是列表（'king'）" in out
+    assert "警告：条目 3（entry 3）：/[/ is not a JavaScript regex" in out  # the matcher's note
+    assert "错误：条目 4（entry 4）：永远不会触发：“非任一”排除了所有主关键词" in out
+    assert "错误：条目 5（entry 5）：永远不会触发：selectiveLogic -1" in out
+    assert "警告：条目 6（entry 6）：关键词 'hp' 在卡片文本中出现 2 次" in out
+    assert "警告：条目 7（entry 7）：与条目 4（entry 4）内容相同" in out
+    assert "警告：条目 9（entry 9）：与条目 8（entry 8）内容相同" in out
+    assert "警告：条目 10（entry 10）：正则 /(a+)+$/ 嵌套了重复" in out
+    assert "5 个错误，6 个警告，11 个条目" in out  # entry 2 (no list) is also an error
+    as_json = CliRunner().invoke(
+        app, ["lore", "lint", str(card), "--lorebook", str(world), "--json"],
+        env={"NARRATIVE_HOME": str(home)},
+    )
+    messages = [f["message"] for f in json.loads(as_json.output)["findings"]]
+    assert "never fires: it has no keys and it is not constant" in messages
+    assert "same content as entry 4 (entry 4)" in messages
 
 
 def test_lint_reports_constants_past_the_budget(tmp_path: Path) -> None:

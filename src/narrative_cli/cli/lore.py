@@ -105,16 +105,18 @@ def lore_check_command(
 ) -> None:
     """Run a world-book test suite: exit 1 if any case fails, 2 if the suite is malformed."""
     from narrative_cli.cli.errors import user_errors
+    from narrative_cli.i18n import choose, t
     from narrative_cli.lore.suite import check_suite
 
     with user_errors():
         results = check_suite(suite)
+    lang = choose(None)  # a suite may hold several cards: the locale chooses
     failed = [result for result in results if not result.ok]
     for result in results:
-        typer.echo(f"{'ok  ' if result.ok else 'FAIL'} {result.name}")
+        typer.echo(f"{t('check.ok' if result.ok else 'check.fail', lang)} {result.name}")
         for failure in result.failures:
             typer.echo(f"     {failure}")
-    typer.echo(f"{len(results) - len(failed)} of {len(results)} cases passed")
+    typer.echo(t("check.summary", lang, passed=len(results) - len(failed), total=len(results)))
     if failed:
         raise typer.Exit(1)
 
@@ -138,20 +140,22 @@ def lore_lint_command(
     each entry's token cost. Exit 1 when an entry has an error, 2 on bad input."""
     from narrative_cli.cli.errors import user_errors
     from narrative_cli.config import load_settings
-    from narrative_cli.load import load_card, load_lorebook
+    from narrative_cli.i18n import choose
+    from narrative_cli.load import card_language, load_card, load_lorebook
     from narrative_cli.lore.lint import lint_card, report_json, report_lines
 
     with user_errors():
         settings = load_settings()
+        loaded = load_card(card)
         report = lint_card(
-            load_card(card), [load_lorebook(path) for path in lorebook or []], settings.lore
+            loaded, [load_lorebook(path) for path in lorebook or []], settings.lore
         )
     if as_json:
         import json
 
         lines = [json.dumps(report_json(report), ensure_ascii=False, indent=2)]
     else:
-        lines = report_lines(report)
+        lines = report_lines(report, choose(None, card_language(loaded)))
     for line in lines:
         typer.echo(line)
     if report.errors:

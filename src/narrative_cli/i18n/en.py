@@ -470,4 +470,45 @@ MESSAGES: dict[str, str] = {
     "loretest.col_reason": "reason",
     "loretest.summary": "{activated} activated, {rejected} rejected; {tokens} of {budget} budget"
                         " tokens; {steps} scan steps",
+    # -- narrative lore lint / lore check -------------------------------------------------------
+    "lint.where": "entry {uid} ({title}): ",
+    "lint.no_title": "no title",
+    "lint.error": "error: {where}{message}",
+    "lint.warning": "warning: {where}{message}",
+    "lint.col_uid": "uid",
+    "lint.col_tokens": "tokens",
+    "lint.col_route": "route",
+    "lint.col_prefix": "prefix",
+    "lint.col_title": "title",
+    "lint.summary": "{errors} errors, {warnings} warnings, {entries} entries, budget {budget}"
+                    " tokens",
+    "check.ok": "ok  ",
+    "check.fail": "FAIL",
+    "check.summary": "{passed} of {total} cases passed",
+    "lint.find_not_list": "'{name}' is not a list ({value}): SillyTavern never reads it",
+    "lint.find_position": "'position' {value} is not a number: SillyTavern inserts the entry"
+                          " nowhere",
+    "lint.find_bad_key": "{problem}: it never matches",
+    "lint.find_as_written": "{text}",
+    "lint.find_nested": "regex {regex} repeats a repetition (like (a+)+): it can take"
+                        " exponential time; past {ms} ms a scan skips it",
+    "lint.find_dont_activate": "@@dont_activate: it never fires",
+    "lint.find_no_keys": "never fires: it has no keys and it is not constant",
+    "lint.find_no_usable_key": "never fires: no key is usable (empty after trimming) and it is"
+                               " not constant",
+    "lint.find_bad_logic": "never fires: selectiveLogic {logic} is not 0–3 (SillyTavern"
+                           " compares it with ===)",
+    "lint.find_not_any": "never fires: NOT ANY excludes every primary key (each is also a"
+                         " secondary key)",
+    "lint.find_not_all": "never fires: NOT ALL of its own primary key",
+    "lint.find_empty_secondary": "never fires: every secondary key is empty, so the AND logic"
+                                 " cannot hold",
+    "lint.find_glued": "key {word} occurs {count} times in the card's text but always glued to a"
+                       " letter, digit or _ (…{sample}…): whole-word matching never finds it;"
+                       " turn off matchWholeWords for this entry",
+    "lint.find_duplicate": "same content as entry {uid} ({title})",
+    "lint.find_duplicate_in": "same content as entry {uid} of {source} ({title})",
+    "lint.find_over_budget": "constant, but the constants before it and it reach {total} tokens"
+                             " of the {budget}-token budget: it (and keyword entries after it)"
+                             " will not fit",
 }

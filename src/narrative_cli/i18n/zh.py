@@ -453,4 +453,38 @@ MESSAGES: dict[str, str] = {
     "loretest.col_reason": "原因",
     "loretest.summary": "激活 {activated} 条，拒绝 {rejected} 条；"
                         "预算 {budget} 词元中用了 {tokens}；扫描 {steps} 步",
+    # -- narrative lore lint / lore check -------------------------------------------------------
+    "lint.where": "条目 {uid}（{title}）：",
+    "lint.no_title": "无标题",
+    "lint.error": "错误：{where}{message}",
+    "lint.warning": "警告：{where}{message}",
+    "lint.col_uid": "uid",
+    "lint.col_tokens": "词元",
+    "lint.col_route": "路由",
+    "lint.col_prefix": "前缀",
+    "lint.col_title": "标题",
+    "lint.summary": "{errors} 个错误，{warnings} 个警告，{entries} 个条目，预算 {budget} 词元",
+    "check.ok": "通过",
+    "check.fail": "失败",
+    "check.summary": "{total} 个用例中通过 {passed} 个",
+    "lint.find_not_list": "'{name}' 不是列表（{value}）：SillyTavern 从不读取它",
+    "lint.find_position": "'position' {value} 不是数字：SillyTavern 不会插入这个条目",
+    "lint.find_bad_key": "{problem}：它永远不会匹配",
+    "lint.find_as_written": "{text}",
+    "lint.find_nested": "正则 {regex} 嵌套了重复（如 (x+)+）：可能耗时呈指数增长；"
+                        "超过 {ms} 毫秒的扫描会跳过它",
+    "lint.find_dont_activate": "@@dont_activate：它永远不会触发",
+    "lint.find_no_keys": "永远不会触发：没有关键词，也不是常驻条目",
+    "lint.find_no_usable_key": "永远不会触发：没有可用的关键词（去除空白后为空），也不是常驻条目",
+    "lint.find_bad_logic": "永远不会触发：selectiveLogic {logic} 不在 0–3 之间"
+                           "（SillyTavern 用 === 比较）",
+    "lint.find_not_any": "永远不会触发：“非任一”排除了所有主关键词（每个也都是次要关键词）",
+    "lint.find_not_all": "永远不会触发：对自己唯一的主关键词用了“非全部”",
+    "lint.find_empty_secondary": "永远不会触发：次要关键词全为空，“与”逻辑无法成立",
+    "lint.find_glued": "关键词 {word} 在卡片文本中出现 {count} 次，但总是紧贴字母、数字或 _"
+                       "（…{sample}…）：全词匹配永远找不到它；请关闭此条目的 matchWholeWords",
+    "lint.find_duplicate": "与条目 {uid}（{title}）内容相同",
+    "lint.find_duplicate_in": "与 {source} 中的条目 {uid}（{title}）内容相同",
+    "lint.find_over_budget": "常驻条目，但它与之前的常驻条目合计达到 {total} 词元，"
+                             "超出 {budget} 词元的预算：它（以及其后的关键词条目）放不下",
 }

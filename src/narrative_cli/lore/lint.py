@@ -25,6 +25,7 @@ from narrative_cli.domain import (
     Lorebook,
     LoreEntry,
 )
+from narrative_cli.i18n import t
 from narrative_cli.lore.index import Prepared, build_index, sort_entries, st_decorators
 from narrative_cli.lore.jsregex import TIME_LIMIT, nested_quantifier
 from narrative_cli.lore.matcher import Key, find_word
@@ -36,16 +37,39 @@ ERROR, WARNING = "error", "warning"
 _KNOWN_LOGIC = (LOGIC_AND_ANY, LOGIC_NOT_ALL, LOGIC_NOT_ANY, LOGIC_AND_ALL)
 
 
+@dataclass(frozen=True)
+class Words:
+    """A value of a finding that is itself a catalog message (e.g. "no title")."""
+
+    key: str
+
+
 @dataclass
 class Finding:
+    """One problem: ``key`` and ``values`` name a catalog message (``lint.find_*``), so the
+    screen can show it in the card's language while ``--json`` keeps the English ``message``."""
+
     level: str
     entry: LoreEntry | None
-    message: str
+    key: str
+    values: dict[str, object] = field(default_factory=dict)
 
-    def line(self) -> str:
+    @property
+    def message(self) -> str:
+        return self.text("en")
+
+    def text(self, lang: str | None) -> str:
+        values = {name: t(value.key, lang) if isinstance(value, Words) else value
+                  for name, value in self.values.items()}  # fmt: skip
+        return t(self.key, lang, **values)
+
+    def line(self, lang: str | None = "en") -> str:
+        """The finding as one line in ``lang``."""
         entry = self.entry
-        where = f"entry {entry.uid} ({entry.comment or 'no title'}): " if entry else ""
-        return f"{self.level}: {where}{self.message}"
+        where = (t("lint.where", lang, uid=entry.uid,
+                   title=entry.comment or t("lint.no_title", lang)) if entry else "")
+        return t("lint.error" if self.level == ERROR else "lint.warning", lang,
+                 where=where, message=self.text(lang))
 
 
 @dataclass
@@ -95,23 +119,25 @@ def lint(entries: Sequence[LoreEntry], settings: LoreSettings, texts: Sequence[s
 def _shape(report: LintReport, entry: LoreEntry) -> None:
     for name in ("key", "keysecondary"):
         if name in entry.extra:
-            report.findings.append(Finding(WARNING, entry, f"'{name}' is not a list "
-                                           f"({entry.extra[name]!r}): SillyTavern never reads it"))
+            report.findings.append(Finding(WARNING, entry, "lint.find_not_list",
+                                           {"name": name, "value": repr(entry.extra[name])}))
     if "position" in entry.extra:
-        report.findings.append(Finding(WARNING, entry, f"'position' {entry.extra['position']!r} "
-                                       "is not a number: SillyTavern inserts the entry nowhere"))
+        report.findings.append(Finding(WARNING, entry, "lint.find_position",
+                                       {"value": repr(entry.extra["position"])}))
 
 
 def _keys(report: LintReport, item: Prepared) -> None:
     for key in [*item.primary, *(k for k in item.secondary if k is not None)]:
         if key.problem:
-            report.findings.append(Finding(ERROR, item.entry, f"{key.problem}: it never matches"))
+            report.findings.append(Finding(ERROR, item.entry, "lint.find_bad_key",
+                                           {"problem": key.problem}))
         elif key.note:
-            report.findings.append(Finding(WARNING, item.entry, key.note))
+            report.findings.append(Finding(WARNING, item.entry, "lint.find_as_written",
+                                           {"text": key.note}))
         elif key.regex is not None and nested_quantifier(key.regex.source):
             report.findings.append(Finding(
-                WARNING, item.entry, f"regex {key.raw} repeats a repetition (like (a+)+): it can "
-                f"take exponential time; past {TIME_LIMIT * 1000:.0f} ms a scan skips it"))
+                WARNING, item.entry, "lint.find_nested",
+                {"regex": key.raw, "ms": f"{TIME_LIMIT * 1000:.0f}"}))
 
 
 def _never_fires(report: LintReport, item: Prepared) -> None:
@@ -119,33 +145,30 @@ def _never_fires(report: LintReport, item: Prepared) -> None:
     if entry.constant or "@@activate" in item.decorators:
         return
     if "@@dont_activate" in st_decorators(entry.decorators):
-        report.findings.append(Finding(WARNING, entry, "@@dont_activate: it never fires"))
+        report.findings.append(Finding(WARNING, entry, "lint.find_dont_activate"))
         return
     usable = [key for key in item.primary if not key.problem]
     if not usable:
-        why = "it has no keys" if not entry.keys else "no key is usable (empty after trimming)"
-        report.findings.append(Finding(ERROR, entry, f"never fires: {why} and it is not constant"))
+        key = "lint.find_no_keys" if not entry.keys else "lint.find_no_usable_key"
+        report.findings.append(Finding(ERROR, entry, key))
         return
     if not item.has_secondary:
         return
     logic = entry.selective_logic
     if logic not in _KNOWN_LOGIC:
-        report.findings.append(Finding(ERROR, entry, f"never fires: selectiveLogic {logic!r} is "
-                                       "not 0–3 (SillyTavern compares it with ===)"))
+        report.findings.append(Finding(ERROR, entry, "lint.find_bad_logic",
+                                       {"logic": repr(logic)}))
         return
     primary = {_plain(key) for key in usable}
     secondary = {_plain(key) for key in item.secondary if key is not None}
     if logic == LOGIC_NOT_ANY and primary <= secondary:
-        report.findings.append(Finding(ERROR, entry, "never fires: NOT ANY excludes every "
-                                       "primary key (each is also a secondary key)"))
+        report.findings.append(Finding(ERROR, entry, "lint.find_not_any"))
     elif logic == LOGIC_NOT_ALL and len(primary) == 1 and secondary == primary:
-        report.findings.append(Finding(ERROR, entry, "never fires: NOT ALL of its own "
-                                       "primary key"))
+        report.findings.append(Finding(ERROR, entry, "lint.find_not_all"))
     elif logic in (LOGIC_AND_ANY, LOGIC_AND_ALL) and not any(
         key is not None for key in item.secondary
     ):
-        report.findings.append(Finding(ERROR, entry, "never fires: every secondary key is "
-                                       "empty, so the AND logic cannot hold"))
+        report.findings.append(Finding(ERROR, entry, "lint.find_empty_secondary"))
 
 
 def _plain(key: Key) -> str:
@@ -162,10 +185,8 @@ def _whole_words(report: LintReport, item: Prepared, corpus: str) -> None:
             at = corpus.find(needle)
             sample = corpus[max(0, at - 6): at + len(needle) + 6].replace("\n", " ")
             report.findings.append(Finding(
-                WARNING, item.entry,
-                f"key {key.raw!r} occurs {count} times in the card's text but always glued to "
-                f"a letter, digit or _ (…{sample}…): whole-word matching never finds it; "
-                "turn off matchWholeWords for this entry"))
+                WARNING, item.entry, "lint.find_glued",
+                {"word": repr(key.raw), "count": count, "sample": sample}))
 
 
 def _cost(entry: LoreEntry, route: str) -> Cost:
@@ -190,9 +211,10 @@ def _duplicates(report: LintReport, entries: Sequence[LoreEntry]) -> None:
     for group in by_content.values():
         for twin in group[1:]:
             first = group[0]
-            where = f" of {first.source}" if first.source != twin.source else ""
-            report.findings.append(Finding(WARNING, twin, f"same content as entry {first.uid}"
-                                           f"{where} ({first.comment or 'no title'})"))
+            key = "lint.find_duplicate_in" if first.source != twin.source else "lint.find_duplicate"
+            report.findings.append(Finding(WARNING, twin, key,
+                                           {"uid": first.uid, "source": first.source,
+                                            "title": first.comment or Words("lint.no_title")}))
 
 
 def _constant_budget(report: LintReport, entries: Sequence[LoreEntry],
@@ -210,9 +232,8 @@ def _constant_budget(report: LintReport, entries: Sequence[LoreEntry],
         total = tokens_of_parts(cjk, other)
         if total >= settings.budget:
             report.findings.append(Finding(
-                WARNING, entry, f"constant, but the constants before it and it reach {total} "
-                f"tokens of the {settings.budget}-token budget: it (and keyword entries after "
-                "it) will not fit"))
+                WARNING, entry, "lint.find_over_budget",
+                {"total": total, "budget": settings.budget}))
 
 
 
@@ -227,18 +248,20 @@ def lint_card(card: Card, worlds: Sequence[Lorebook], lore: dict[str, Any] | Non
     return lint(entries, LoreSettings.from_dict(lore), texts)
 
 
-def report_lines(report: LintReport) -> list[str]:
-    """The findings, then a cost table, then a one-line summary."""
-    lines = [finding.line() for finding in report.findings]
+def report_lines(report: LintReport, lang: str | None = "en") -> list[str]:
+    """The findings, then a cost table, then a one-line summary (headers in ``lang``)."""
+    lines = [finding.line(lang) for finding in report.findings]
     if report.costs:
         lines.append("")
-        lines.append(f"{'uid':>6} {'tokens':>6}  {'route':<11} {'prefix':<8} title")
+        head = [t(f"lint.col_{name}", lang) for name in ("uid", "tokens", "route", "prefix")]
+        lines.append(f"{head[0]:>6} {head[1]:>6}  {head[2]:<11} {head[3]:<8} "
+                     + t("lint.col_title", lang))
         for cost in report.costs:
             lines.append(f"{cost.entry.uid!s:>6} {cost.tokens:>6}  {cost.route:<11} "
                          f"{cost.prefix:<8} {cost.entry.comment}")
     warnings = len(report.findings) - report.errors
-    lines.append(f"{report.errors} errors, {warnings} warnings, {len(report.costs)} entries, "
-                 f"budget {report.budget} tokens")
+    lines.append(t("lint.summary", lang, errors=report.errors, warnings=warnings,
+                   entries=len(report.costs), budget=report.budget))
     return lines
 
 
