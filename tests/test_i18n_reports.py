@@ -6,6 +6,7 @@ print what they printed before (the other test files compare the English text).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
@@ -104,3 +105,33 @@ def test_lore_test_on_a_chinese_card_speaks_chinese() -> None:
     assert _leaks(done.output, _card_words(ZH_CARD)) == [], done.output
     as_json = _run("lore", "test", str(ZH_CARD), "我去沈家旧宅找账房老陈", "--json")
     assert '"reason": "key \\"' in as_json.output  # the JSON keeps the engine's words
+
+
+def test_lore_lint_on_a_chinese_card_speaks_chinese(tmp_path: Path) -> None:
+    from tests.test_lore_author_tools import world_entry, write_world
+
+    world = write_world(tmp_path, [world_entry(0, [], "无关键词"), world_entry(1, ["雾"], "雾港"),
+                                   world_entry(2, ["港"], "雾港")])  # fmt: skip
+    done = _run("lore", "lint", str(ZH_CARD), "--lorebook", str(world))
+    assert done.exit_code == 1, done.output
+    assert "错误：条目 0（entry 0）：永远不会触发" in done.output
+    assert "与条目 1（entry 1）内容相同" in done.output and "个错误" in done.output
+    assert _leaks(done.output, _card_words(ZH_CARD), "entry", "unrouted", "stable",
+                  "changes", "tail", str(world)) == [], done.output  # fmt: skip
+
+
+def test_lore_check_speaks_the_locale(tmp_path: Path) -> None:
+    from narrative_cli.cli.app import app
+    from tests.test_lore_author_tools import suite
+
+    path = suite(tmp_path, [
+        {"name": "guard", "text": "the king", "fires": ["Guard"], "not_fires": ["King"]},
+        {"name": "where", "text": "the king", "fires": ["King"], "position": {"King": "at_depth"}},
+    ])  # fmt: skip
+    done = CliRunner().invoke(app, ["lore", "check", str(path)],
+                              env={**ENV, "LANG": "zh_CN.UTF-8"})  # fmt: skip
+    assert done.exit_code == 1
+    assert "失败 guard" in done.output and "2 个用例中通过 0 个" in done.output
+    assert "预期 'Guard' 触发；它没有触发（关键词「king」，但次要关键词不满足" in done.output
+    names = "guard where Guard King at_depth after_char king"
+    assert _leaks(done.output, names) == [], done.output

@@ -108,9 +108,9 @@ def lore_check_command(
     from narrative_cli.i18n import choose, t
     from narrative_cli.lore.suite import check_suite
 
-    with user_errors():
-        results = check_suite(suite)
     lang = choose(None)  # a suite may hold several cards: the locale chooses
+    with user_errors():
+        results = check_suite(suite, lang)
     failed = [result for result in results if not result.ok]
     for result in results:
         typer.echo(f"{t('check.ok' if result.ok else 'check.fail', lang)} {result.name}")

@@ -511,4 +511,9 @@ MESSAGES: dict[str, str] = {
     "lint.find_over_budget": "constant, but the constants before it and it reach {total} tokens"
                              " of the {budget}-token budget: it (and keyword entries after it)"
                              " will not fit",
+    "check.no_key": "no key matched",
+    "check.not_fired": "expected {ref} to fire; it did not ({reason})",
+    "check.fired": "expected {ref} not to fire; it fired ({reason})",
+    "check.goes_to": "expected {ref} at {name}; it goes to {actual}",
+    "check.at_not_fired": "expected {ref} at {name}; it did not fire",
 }

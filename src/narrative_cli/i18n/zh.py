@@ -487,4 +487,9 @@ MESSAGES: dict[str, str] = {
     "lint.find_duplicate_in": "与 {source} 中的条目 {uid}（{title}）内容相同",
     "lint.find_over_budget": "常驻条目，但它与之前的常驻条目合计达到 {total} 词元，"
                              "超出 {budget} 词元的预算：它（以及其后的关键词条目）放不下",
+    "check.no_key": "没有关键词命中",
+    "check.not_fired": "预期 {ref} 触发；它没有触发（{reason}）",
+    "check.fired": "预期 {ref} 不触发；它触发了（{reason}）",
+    "check.goes_to": "预期 {ref} 位于 {name}；它被放到 {actual}",
+    "check.at_not_fired": "预期 {ref} 位于 {name}；它没有触发",
 }

@@ -31,8 +31,10 @@ import yaml
 
 from narrative_cli.domain import ChatMessage, LoreEntry
 from narrative_cli.errors import BadInput
+from narrative_cli.i18n import t
 from narrative_cli.load import load_card, load_chat, load_lorebook, select_lore
 from narrative_cli.lore.engine import ActivationResult, LoreSettings, ScanContext
+from narrative_cli.lore.reasons import reason_words
 from narrative_cli.lore.report import scan_chat
 
 POSITIONS = {
@@ -82,7 +84,7 @@ def load_suite(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_suite(path: Path) -> list[CaseResult]:
+def check_suite(path: Path, lang: str | None = "en") -> list[CaseResult]:
     """Run every case of the suite at ``path``."""
     data = load_suite(path)
     base = path.parent
@@ -108,7 +110,7 @@ def check_suite(path: Path) -> list[CaseResult]:
         chat = _chat(where, base, case, user, card.name)
         result = scan_chat(entries, chat, str(case.get("text") or ""), settings, context,
                            int(case.get("seed") or 0))
-        results.append(CaseResult(case["name"], _judge(where, case, entries, result)))
+        results.append(CaseResult(case["name"], _judge(where, case, entries, result, lang)))
     return results
 
 
@@ -166,25 +168,28 @@ def resolve(where: str, ref: object, entries: list[LoreEntry]) -> list[LoreEntry
 
 
 def _judge(where: str, case: dict[str, Any], entries: list[LoreEntry],
-           result: ActivationResult) -> list[str]:
+           result: ActivationResult, lang: str | None = "en") -> list[str]:
+    """The case's failures as sentences in ``lang`` (reasons through ``reason_words``)."""
     fired = {id(a.entry): a for a in result.activated}
     why_not = {id(r.entry): r.reason for r in result.rejected}
     failures = []
     for ref in case.get("fires") or []:
         targets = resolve(where, ref, entries)
         if not any(id(e) in fired for e in targets):
-            reason = next((why_not[id(e)] for e in targets if id(e) in why_not), "no key matched")
-            failures.append(f"expected {ref!r} to fire; it did not ({reason})")
+            reason = next((reason_words(why_not[id(e)], lang) for e in targets
+                           if id(e) in why_not), t("check.no_key", lang))
+            failures.append(t("check.not_fired", lang, ref=repr(ref), reason=reason))
     for ref in case.get("not_fires") or []:
         for entry in resolve(where, ref, entries):
             if id(entry) in fired:
-                reason = fired[id(entry)].reason
-                failures.append(f"expected {ref!r} not to fire; it fired ({reason})")
+                reason = reason_words(fired[id(entry)].reason, lang)
+                failures.append(t("check.fired", lang, ref=repr(ref), reason=reason))
     for ref, name in (case.get("position") or {}).items():
         for entry in resolve(where, ref, entries):
             if id(entry) in fired and entry.position != POSITIONS[name]:
                 actual = next((k for k, v in POSITIONS.items() if v == entry.position), "none")
-                failures.append(f"expected {ref!r} at {name}; it goes to {actual}")
+                failures.append(t("check.goes_to", lang, ref=repr(ref), name=name,
+                                  actual=actual))
             elif id(entry) not in fired and ref not in (case.get("fires") or []):
-                failures.append(f"expected {ref!r} at {name}; it did not fire")
+                failures.append(t("check.at_not_fired", lang, ref=repr(ref), name=name))
     return failures
