@@ -256,7 +256,8 @@ def test_unused_keys_do_not_pile_up() -> None:
     families = ("cmd.", "dice.", "cli.panel.", "report.lore_", "report.tool_", "cost.",
                 "report.note_", "group.", "sessions.", "report.recall_", "help.key_",
                 "help.keyname_", "inspect.col_", "inspect.card_", "lore.reason_", "lore.logic_",
-                "loretest.col_", "lint.col_", "lint.find_")  # fmt: skip
+                "loretest.col_", "lint.col_", "lint.find_",
+                "trace.col_")  # fmt: skip
     unused = [k for k in en.MESSAGES if k not in used and not k.startswith(families)]
     assert unused == [], unused
 

@@ -31,6 +31,7 @@ def cards_command(
     Play one with ``narrative run NAME --st-data DIR``."""
     import json
 
+    from narrative_cli.i18n import choose, t
     from narrative_cli.load import st_data as folder
 
     root = folder.check_folder(st_data)
@@ -41,12 +42,14 @@ def cards_command(
         typer.echo(json.dumps({"characters": rows, "problems": problems}, ensure_ascii=False,
                               indent=2))
         return
+    lang = choose(None)  # many cards, no story: the locale chooses
     for ref in refs:
         world = ""
         if ref.world:
-            world = f"  world: {ref.world}" + ("" if ref.world_found else " (not in worlds/)")
+            world = t("cards.world", lang, world=ref.world) + (
+                "" if ref.world_found else t("cards.not_in_worlds", lang))
         typer.echo(f"{ref.name}  [{ref.path.name}]{world}")
     if not refs:
-        typer.echo(f"no characters in {root / 'characters'}")
+        typer.echo(t("cards.none", lang, path=root / "characters"))
     for problem in problems:
         typer.echo(f"! {problem}", err=True)

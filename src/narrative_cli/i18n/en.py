@@ -516,4 +516,26 @@ MESSAGES: dict[str, str] = {
     "check.fired": "expected {ref} not to fire; it fired ({reason})",
     "check.goes_to": "expected {ref} at {name}; it goes to {actual}",
     "check.at_not_fired": "expected {ref} at {name}; it did not fire",
+    # -- narrative cards ----------------------------------------------------------------------
+    "cards.world": "  world: {world}",
+    "cards.not_in_worlds": " (not in worlds/)",
+    "cards.none": "no characters in {path}",
+    # -- narrative trace show -----------------------------------------------------------------
+    "trace.turn": "turn {turn}",
+    "trace.attempt": "{agent} (attempt {attempt})",
+    "trace.model": "model {model}",
+    "trace.usage": "usage: {prompt} prompt / {cached} cached{share} / {completion} completion"
+                   " tokens · estimated prompt {estimated} · {ms} ms",
+    "trace.error": "error: {error}",
+    "trace.first_call": "shared prefix: first call of this agent",
+    "trace.whole_prompt": "the whole prompt",
+    "trace.up_to": "up to message {message}, block <{block}>",
+    "trace.shared": "shared prefix with turn {turn}: ~{tokens} tokens ({share}), {where}",
+    "trace.col_msg": "msg",
+    "trace.col_role": "role",
+    "trace.col_block": "block",
+    "trace.col_tokens": "tokens",
+    "trace.col_share": "share",
+    "trace.prefix_ends": "◀ prefix ends",
+    "trace.no_calls": "{directory}: no calls for that turn",
 }

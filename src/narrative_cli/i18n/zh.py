@@ -492,4 +492,26 @@ MESSAGES: dict[str, str] = {
     "check.fired": "预期 {ref} 不触发；它触发了（{reason}）",
     "check.goes_to": "预期 {ref} 位于 {name}；它被放到 {actual}",
     "check.at_not_fired": "预期 {ref} 位于 {name}；它没有触发",
+    # -- narrative cards ----------------------------------------------------------------------
+    "cards.world": "  世界书：{world}",
+    "cards.not_in_worlds": "（不在 worlds/ 中）",
+    "cards.none": "{path} 中没有角色",
+    # -- narrative trace show -----------------------------------------------------------------
+    "trace.turn": "第 {turn} 轮",
+    "trace.attempt": "{agent}（第 {attempt} 次尝试）",
+    "trace.model": "模型 {model}",
+    "trace.usage": "用量：提示 {prompt} / 缓存 {cached}{share} / 生成 {completion} 词元"
+                   " · 估算提示 {estimated} · {ms} 毫秒",
+    "trace.error": "错误：{error}",
+    "trace.first_call": "共享前缀：该智能体的第一次调用",
+    "trace.whole_prompt": "整个提示",
+    "trace.up_to": "直到第 {message} 条消息的 <{block}> 块",
+    "trace.shared": "与第 {turn} 轮共享前缀：约 {tokens} 词元（{share}），{where}",
+    "trace.col_msg": "消息",
+    "trace.col_role": "角色",
+    "trace.col_block": "块",
+    "trace.col_tokens": "词元",
+    "trace.col_share": "占比",
+    "trace.prefix_ends": "◀ 前缀到此为止",
+    "trace.no_calls": "{directory}：该轮没有调用",
 }

@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from narrative_cli.i18n import choose, t
 from narrative_cli.play.trace_report import CallReport, SharedPrefix
 from narrative_cli.ui.console import console as safe_console
 from narrative_cli.ui.console import safe_markup
@@ -22,56 +23,56 @@ def share_bar(share: float, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "·" * (width - filled)
 
 
-def call_title(report: CallReport) -> Text:
+def call_title(report: CallReport, lang: str = "en") -> Text:
     """``turn 1 · planning (attempt 1) · serial · model m``."""
-    parts = [f"turn {report.turn}", f"{report.agent} (attempt {report.attempt})"]
+    parts = [t("trace.turn", lang, turn=report.turn),
+             t("trace.attempt", lang, agent=report.agent, attempt=report.attempt)]
     if report.mode:
         parts.append(report.mode)
     if report.model:
-        parts.append(f"model {report.model}")
+        parts.append(t("trace.model", lang, model=report.model))
     return Text(safe_text(" · ".join(parts)), style="title")
 
 
-def usage_line(report: CallReport) -> Text:
+def usage_line(report: CallReport, lang: str = "en") -> Text:
     """Reported usage next to our estimate, and the latency (or the error)."""
     usage = report.usage
     prompt, cached = usage.get("prompt_tokens", 0), usage.get("cached_tokens", 0)
     share = f" ({cached / prompt:.0%})" if prompt else ""
-    line = (
-        f"usage: {prompt:,} prompt / {cached:,} cached{share} / "
-        f"{usage.get('completion_tokens', 0):,} completion tokens · "
-        f"estimated prompt {report.estimated_tokens:,} · {report.latency_ms:,.0f} ms"
-    )
+    line = t("trace.usage", lang, prompt=f"{prompt:,}", cached=f"{cached:,}", share=share,
+             completion=f"{usage.get('completion_tokens', 0):,}",
+             estimated=f"{report.estimated_tokens:,}", ms=f"{report.latency_ms:,.0f}")
     text = Text(line, style="dim")
     if report.error:
-        text.append(f"\nerror: {safe_text(report.error)}", style="error")
+        text.append("\n" + t("trace.error", lang, error=safe_text(report.error)), style="error")
     return text
 
 
-def prefix_line(prefix: SharedPrefix | None) -> Text:
+def prefix_line(prefix: SharedPrefix | None, lang: str = "en") -> Text:
     """Where the prefix shared with the same agent's previous call ends."""
     if prefix is None:
-        return Text("shared prefix: first call of this agent", style="dim")
+        return Text(t("trace.first_call", lang), style="dim")
     if prefix.message < 0:
-        where = "the whole prompt"
+        where = t("trace.whole_prompt", lang)
     else:
-        where = f"up to message {prefix.message}, block <{prefix.block}>"
+        where = t("trace.up_to", lang, message=prefix.message, block=prefix.block)
     return Text(
-        f"shared prefix with turn {prefix.previous_turn}: ~{prefix.tokens:,} tokens "
-        f"({prefix.share:.0%}), {where}",
+        t("trace.shared", lang, turn=prefix.previous_turn, tokens=f"{prefix.tokens:,}",
+          share=f"{prefix.share:.0%}", where=where),
         style="status",
     )
 
 
-def blocks_table(report: CallReport) -> Table:
+def blocks_table(report: CallReport, lang: str = "en") -> Table:
     """One row per block; the row where the shared prefix ends is marked ``◀ prefix ends``."""
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 1))
     for header in ("msg", "role", "block", "tokens", "share", "", ""):
         right = header in ("msg", "tokens", "share")
-        table.add_column(header, justify="right" if right else "left", no_wrap=True)
+        title = t(f"trace.col_{header}", lang) if header else ""
+        table.add_column(title, justify="right" if right else "left", no_wrap=True)
     boundary = _boundary(report)
     for index, block in enumerate(report.blocks):
-        mark = "◀ prefix ends" if index == boundary else ""
+        mark = t("trace.prefix_ends", lang) if index == boundary else ""
         style = "dim" if boundary is not None and index > boundary else ""
         table.add_row(
             str(block.message),
@@ -96,23 +97,25 @@ def _boundary(report: CallReport) -> int | None:
     return None
 
 
-def call_view(report: CallReport) -> Group:
+def call_view(report: CallReport, lang: str = "en") -> Group:
     """Everything shown for one call."""
-    return Group(call_title(report), usage_line(report), prefix_line(report.prefix),
-                 blocks_table(report), Text(""))
+    return Group(call_title(report, lang), usage_line(report, lang),
+                 prefix_line(report.prefix, lang), blocks_table(report, lang), Text(""))
 
 
 def print_trace(
-    reports: Sequence[CallReport], directory: str, console: Console | None = None
+    reports: Sequence[CallReport], directory: str, console: Console | None = None,
+    lang: str | None = None,
 ) -> None:
-    """Print every call report, grouped by turn."""
+    """Print every call report, grouped by turn, in ``lang`` (default: the locale)."""
+    lang = choose(lang)
     out = console or safe_console(highlight=False)
     if not reports:
-        out.print(f"{safe_markup(directory)}: no calls for that turn")
+        out.print(safe_markup(t("trace.no_calls", lang, directory=directory)))
         return
     turn = None
     for report in reports:
         if report.turn != turn:
             turn = report.turn
-            out.rule(safe_markup(f"turn {turn}"))
-        out.print(call_view(report))
+            out.rule(safe_markup(t("trace.turn", lang, turn=turn)))
+        out.print(call_view(report, lang))
