@@ -135,3 +135,29 @@ def test_lore_check_speaks_the_locale(tmp_path: Path) -> None:
     assert "预期 'Guard' 触发；它没有触发（关键词「king」，但次要关键词不满足" in done.output
     names = "guard where Guard King at_depth after_char king"
     assert _leaks(done.output, names) == [], done.output
+
+
+# -- trace show ---------------------------------------------------------------------------------
+
+from tests import servers  # noqa: E402
+from tests.test_trace_show import show, trace_dir  # noqa: E402,F401
+
+scripted_server = servers.scripted_server
+
+
+def test_trace_show_speaks_the_locale(
+    trace_dir: Path, capsys: Any, monkeypatch: Any  # noqa: F811 (the fixture)
+) -> None:
+    from narrative_cli.play.trace_report import read_trace, trace_reports
+
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    code, out, err = show(capsys, str(trace_dir))
+    assert code == 0 and err == ""
+    assert "第 2 轮 · planning（第 1 次尝试）" in out and "◀ 前缀到此为止" in out
+    assert out.count("共享前缀：该智能体的第一次调用") == 5
+    reports = trace_reports(read_trace(trace_dir))
+    names = " ".join(f"{r.agent} {r.mode} {r.model} {b.role} {b.name}"
+                     for r in reports for b in r.blocks)  # prompt blocks are identifiers
+    assert _leaks(out, names, str(trace_dir)) == [], out
