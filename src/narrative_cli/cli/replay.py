@@ -106,7 +106,7 @@ def replay_command(
     from narrative_cli.replay.batch import ReplayRequest, run_diff, run_replay
     from narrative_cli.ui.replay_view import RichReplayView
 
-    view = RichReplayView.create(no_color=no_color)
+    view = RichReplayView.create(no_color=no_color, lang=_view_lang(lang, card))
     if diff is not None:
         raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))
     if not logs or not card:
@@ -133,3 +133,19 @@ def replay_command(
     with user_errors():
         code = run_replay(request, view)
     raise SystemExit(code)
+
+
+def _view_lang(flag: str | None, cards: list[Path] | None) -> str:
+    """The report's language: ``--lang``, then the (first) card's language, then the locale.
+    A card that does not load leaves the choice to the locale; ``run_replay`` reports it."""
+    from narrative_cli.i18n import LANGS, choose
+
+    if flag in LANGS or not cards:
+        return choose(flag)
+    from narrative_cli.errors import NarrativeError
+    from narrative_cli.load import card_language, load_card
+
+    try:
+        return choose(None, card_language(load_card(cards[0])))
+    except (NarrativeError, OSError, ValueError):
+        return choose(None)

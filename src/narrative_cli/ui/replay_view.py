@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, Tim
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from narrative_cli.i18n import t
 from narrative_cli.replay.diff import LogDiff, ReportDiff, delta
 from narrative_cli.replay.logs import ReplayLog
 from narrative_cli.replay.runner import Progress
@@ -30,21 +31,22 @@ PREVIEW = 70
 class RichReplayView:
     """``replay.batch.ReplayView`` on a pair of Rich consoles."""
 
-    def __init__(self, consoles: Consoles) -> None:
+    def __init__(self, consoles: Consoles, lang: str = "en") -> None:
         self.consoles = consoles
+        self.lang = lang
 
     @classmethod
-    def create(cls, *, no_color: bool = False) -> RichReplayView:
-        return cls(make_consoles(no_color))
+    def create(cls, *, no_color: bool = False, lang: str = "en") -> RichReplayView:
+        return cls(make_consoles(no_color), lang)
 
     def progress(self, logs: Sequence[ReplayLog]) -> ReplayProgress:
-        return ReplayProgress(self.consoles, logs)
+        return ReplayProgress(self.consoles, logs, self.lang)
 
     def summary(self, report: Mapping[str, Any]) -> None:
-        render_summary(report, self.consoles)
+        render_summary(report, self.consoles, self.lang)
 
     def diff(self, diff: ReportDiff, name_a: str, name_b: str) -> None:
-        render_diff(diff, self.consoles, name_a, name_b)
+        render_diff(diff, self.consoles, name_a, name_b, self.lang)
 
 
 # -- progress -------------------------------------------------------------------------------
@@ -53,8 +55,9 @@ class RichReplayView:
 class ReplayProgress:
     """A progress listener: Rich bars on a terminal, plain lines elsewhere (thread-safe)."""
 
-    def __init__(self, consoles: Consoles, logs: Sequence[ReplayLog]) -> None:
+    def __init__(self, consoles: Consoles, logs: Sequence[ReplayLog], lang: str = "en") -> None:
         self.console = consoles.err
+        self.lang = lang
         self.total = sum(len(log.turns) for log in logs)
         self.live = consoles.live and is_terminal(consoles.err.file)
         self._lock = threading.Lock()
@@ -74,7 +77,7 @@ class ReplayProgress:
                 transient=True,
             )
             self._bars.start()
-            self._overall = self._bars.add_task("all logs", total=self.total)
+            self._overall = self._bars.add_task(t("replay.all_logs", self.lang), total=self.total)
         return self
 
     def __exit__(
@@ -93,7 +96,7 @@ class ReplayProgress:
             if self._bars is not None:
                 self._update_bars(event, event.done - before)
             elif event.kind not in ("start", "turn"):
-                self.console.print(_finished_line(event), highlight=False)
+                self.console.print(_finished_line(event, self.lang), highlight=False)
 
     def _update_bars(self, event: Progress, advanced: int) -> None:
         bars = self._bars
@@ -106,31 +109,34 @@ class ReplayProgress:
         bars.update(self._overall, advance=max(advanced, 0))
         if event.kind not in ("start", "turn"):
             bars.update(task, visible=False)
-            bars.console.print(_finished_line(event), highlight=False)
+            bars.console.print(_finished_line(event, self.lang), highlight=False)
 
 
-def _finished_line(event: Progress) -> str:
+def _finished_line(event: Progress, lang: str = "en") -> str:
     style = STATUS_STYLE.get(event.kind, "")
     word = f"[{style}]{event.kind:<9}[/{style}]" if style else f"{event.kind:<9}"
-    return f"{word} {safe_markup(event.label)} ({event.done}/{event.total} turns)"
+    return f"{word} {safe_markup(event.label)} " + t("replay.turns_done", lang, done=event.done,
+                                                       total=event.total)
 
 
 # -- summary --------------------------------------------------------------------------------
 
 
-def render_summary(report: Mapping[str, Any], consoles: Consoles) -> None:
+def render_summary(report: Mapping[str, Any], consoles: Consoles, lang: str = "en") -> None:
     """The per-log table with a totals row, then failures and log warnings on stderr."""
     priced = report["totals"].get("cost") is not None
-    table = _table("Replay")
+    table = _table(t("replay.title", lang))
     columns = ["log", "status", "turns", "calls", "prompt", "output", "cached", "time"]
-    for name in [*columns, "parse ✗", "rejected", *(["cost"] if priced else [])]:
-        table.add_column(name, justify="left" if name in ("log", "status") else "right")
+    for name in [*columns, "parse", "rejected", *(["cost"] if priced else [])]:
+        table.add_column(t(f"replay.col_{name}", lang),
+                         justify="left" if name in ("log", "status") else "right")
     for log in report["logs"]:
         table.add_row(*_summary_row(log, priced))
     totals = report["totals"]
-    table.add_row(*_figures("total", "", f"{totals['turns']}", totals, priced), style="title")
+    table.add_row(*_figures(t("replay.total", lang), "", f"{totals['turns']}", totals, priced),
+                  style="title")
     consoles.out.print(table)
-    _render_problems(report, consoles)
+    _render_problems(report, consoles, lang)
 
 
 def _summary_row(log: Mapping[str, Any], priced: bool) -> list[str]:
@@ -154,45 +160,51 @@ def _figures(
     return row
 
 
-def _render_problems(report: Mapping[str, Any], consoles: Consoles) -> None:
+def _render_problems(report: Mapping[str, Any], consoles: Consoles, lang: str = "en") -> None:
     hints: list[str] = []
+    note_word, error_word = t("replay.note", lang), t("replay.error", lang)
     for log in report["logs"]:
         for note in log.get("log_warnings") or []:
             label = safe_markup(str(log["label"]))
-            consoles.err.print(f"[warn]note:[/warn] {label}: {safe_markup(note)}")
+            consoles.err.print(f"[warn]{note_word}[/warn]{label}: {safe_markup(note)}")
         if log.get("error"):
-            consoles.err.print(f"[error]error:[/error] {safe_markup(str(log['error']))}")
+            consoles.err.print(f"[error]{error_word}[/error]{safe_markup(str(log['error']))}")
             if log.get("hint") and log["hint"] not in hints:
                 hints.append(str(log["hint"]))
     for hint in hints:
-        consoles.err.print(f"hint: {safe_markup(hint)}")
+        consoles.err.print(t("replay.hint", lang) + safe_markup(hint))
 
 
 # -- diff -----------------------------------------------------------------------------------
 
 
-def render_diff(diff: ReportDiff, consoles: Consoles, name_a: str, name_b: str) -> None:
+def render_diff(diff: ReportDiff, consoles: Consoles, name_a: str, name_b: str,
+                lang: str = "en") -> None:
     """Totals with deltas, then each log's status, state, summary and rejection changes."""
     out = consoles.out
-    out.print(f"[title]Replay diff[/title]  A = {safe_markup(name_a)}   B = {safe_markup(name_b)}")
+    out.print(f"[title]{t('replay.diff', lang)}[/title]  A = {safe_markup(name_a)}   "
+              f"B = {safe_markup(name_b)}")
     for note in diff.notes:
-        out.print(f"[dim]note: {safe_markup(note)}[/dim]")
-    out.print(_metrics_table("Totals", diff.totals))
+        out.print(f"[dim]{t('replay.note', lang)}{safe_markup(note)}[/dim]")
+    out.print(_metrics_table(t("replay.totals", lang), diff.totals, lang))
     if diff.logs:
-        out.print(_logs_table(diff.logs))
+        out.print(_logs_table(diff.logs, lang))
     for log in diff.logs:
-        _render_log_changes(log, consoles)
+        _render_log_changes(log, consoles, lang)
     changed = [log for log in diff.logs if log.changed]
     if changed:
-        out.print(f"[warn]{len(changed)} of {len(diff.logs)} log(s) came out differently.[/warn]")
+        words = t("replay.changed", lang, changed=len(changed), logs=len(diff.logs))
+        out.print(f"[warn]{words}[/warn]")
     else:
-        out.print("[ok]No story differences: same states, summaries and rejected events.[/ok]")
+        out.print(f"[ok]{t('replay.unchanged', lang)}[/ok]")
 
 
-def _metrics_table(title: str, metrics: Mapping[str, tuple[Any, Any]]) -> Table:
+def _metrics_table(title: str, metrics: Mapping[str, tuple[Any, Any]],
+                   lang: str = "en") -> Table:
     table = _table(title)
     for name in ("metric", "A", "B", "Δ"):
-        table.add_column(name, justify="left" if name == "metric" else "right")
+        header = t("replay.col_metric", lang) if name == "metric" else name
+        table.add_column(header, justify="left" if name == "metric" else "right")
     for key, (a, b) in metrics.items():
         if a is None and b is None:
             continue
@@ -201,12 +213,13 @@ def _metrics_table(title: str, metrics: Mapping[str, tuple[Any, Any]]) -> Table:
     return table
 
 
-def _logs_table(logs: Sequence[LogDiff]) -> Table:
-    table = _table("Per log")
-    for name in ("log", "status", "Δ calls", "Δ prompt", "Δ output", "Δ cached"):
-        table.add_column(name, justify="left" if name.startswith(("log", "status")) else "right")
-    table.add_column("Δ cost", justify="right")
-    table.add_column("state Δ", justify="right")
+def _logs_table(logs: Sequence[LogDiff], lang: str = "en") -> Table:
+    table = _table(t("replay.per_log", lang))
+    for name in ("log", "status"):
+        table.add_column(t(f"replay.col_{name}", lang), justify="left")
+    for name in ("calls", "prompt", "output", "cached", "cost"):
+        table.add_column("Δ " + t(f"replay.col_{name}", lang), justify="right")
+    table.add_column(t("replay.col_state_delta", lang), justify="right")
     for log in logs:
         status = f"{log.status_a or '—'}→{log.status_b or '—'}"
         cells = [
@@ -217,27 +230,30 @@ def _logs_table(logs: Sequence[LogDiff]) -> Table:
     return table
 
 
-def _render_log_changes(log: LogDiff, consoles: Consoles) -> None:
+def _render_log_changes(log: LogDiff, consoles: Consoles, lang: str = "en") -> None:
     out = consoles.out
     if log.status_a is None or log.status_b is None:
         side = "B" if log.status_a is None else "A"
-        out.print(f"[title]{safe_markup(log.label)}[/title]: only in report {side}")
+        out.print(f"[title]{safe_markup(log.label)}[/title]"
+                  + t("replay.only_in", lang, side=side))
         return
     if not log.changed:
         return
     out.print(f"[title]{safe_markup(log.label)}[/title]")
     if log.status_a != log.status_b:
-        out.print(f"  status: {log.status_a} → {log.status_b}")
+        out.print(t("replay.status_change", lang, before=log.status_a, after=log.status_b))
     for change in log.state:
-        out.print(f"  state {safe_markup(change.path)}: {_show(change.a)} → {_show(change.b)}")
+        out.print(t("replay.state_change", lang, path=safe_markup(change.path),
+                    before=_show(change.a), after=_show(change.b)))
+    none = t("replay.none", lang)
     for change in log.summaries:
-        out.print(f"  summary, turn {change.path}:")
-        out.print(f"    A: {_show(_joined(change.a))}")
-        out.print(f"    B: {_show(_joined(change.b))}")
+        out.print(t("replay.summary_change", lang, turn=change.path))
+        out.print(f"    A: {_show(_joined(change.a, none))}")
+        out.print(f"    B: {_show(_joined(change.b, none))}")
     for change in log.rejected:
-        out.print(f"  rejected events, turn {change.path}:")
-        out.print(f"    A: {_show(_reasons(change.a))}")
-        out.print(f"    B: {_show(_reasons(change.b))}")
+        out.print(t("replay.rejected_change", lang, turn=change.path))
+        out.print(f"    A: {_show(_reasons(change.a, none))}")
+        out.print(f"    B: {_show(_reasons(change.b, none))}")
 
 
 def _value(key: str, value: Any) -> str:
@@ -283,15 +299,15 @@ def _money(value: Any) -> str:
     return "—" if value is None else f"{float(value):.4f}"
 
 
-def _joined(lines: Any) -> str:
+def _joined(lines: Any, none: str = "(none)") -> str:
     if not lines:
-        return "(none)"
+        return none
     return " / ".join(str(line) for line in lines) if isinstance(lines, list) else str(lines)
 
 
-def _reasons(events: Any) -> str:
+def _reasons(events: Any, none: str = "(none)") -> str:
     if not events:
-        return "(none)"
+        return none
     if not isinstance(events, list):
         return str(events)
     return "; ".join(f"{e.get('type', '?')}: {e.get('reason', '')}" for e in events)
