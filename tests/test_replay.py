@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -476,6 +477,16 @@ def test_diff_shows_state_summary_and_token_changes(tmp_path: Path) -> None:
     assert "state state.location: ferry deck → lighthouse" in text
     assert "They reach the lighthouse." in text
     assert "1 of 1 log(s) came out differently." in text
+    chinese = recording_consoles(120)  # the same diff in Chinese (#18 item 7)
+    render_diff(diff, chinese, "a.json", "b.json", "zh")
+    text = captured(chinese.out)
+    assert "状态 state.location：ferry deck → lighthouse" in text
+    assert "1 条记录中有 1 条结果不同。" in text and "重放对比" in text
+    data = " ".join(str(c.a) + " " + str(c.b) + " " + c.path for c in
+                    [*log_diff.state, *log_diff.summaries, *log_diff.rejected])
+    allowed = set(re.findall(r"[A-Za-z_]+", f"{data} {log_diff.label} {' '.join(diff.totals)}"
+                             " a json b A B done failed ms s f l"))  # f…, l…: cut values
+    assert sorted(set(re.findall(r"[A-Za-z_]+", text)) - allowed) == [], text
     same = diff_reports(reports[0], reports[0])
     assert not same.changed
 

@@ -570,4 +570,18 @@ MESSAGES: dict[str, str] = {
     "replay.summary_change": "  summary, turn {turn}:",
     "replay.rejected_change": "  rejected events, turn {turn}:",
     "replay.none": "(none)",
+    # -- narrative replay --diff: metric names and notes ---------------------------------------
+    "replay.metric_turns_done": "turns done",
+    "replay.metric_calls": "calls",
+    "replay.metric_failed_calls": "failed calls",
+    "replay.metric_prompt_tokens": "prompt tokens",
+    "replay.metric_completion_tokens": "completion tokens",
+    "replay.metric_cached_tokens": "cached tokens",
+    "replay.metric_latency_ms": "latency",
+    "replay.metric_parse_failures": "parse failures",
+    "replay.metric_rejected_events": "rejected events",
+    "replay.metric_warnings": "warnings",
+    "replay.metric_cost": "cost",
+    "replay.note_card": "the card file differs between the two runs",
+    "replay.note_settings": "settings, companion files or the response source differ",
 }

@@ -546,4 +546,18 @@ MESSAGES: dict[str, str] = {
     "replay.summary_change": "  摘要，第 {turn} 轮：",
     "replay.rejected_change": "  被拒绝的事件，第 {turn} 轮：",
     "replay.none": "（无）",
+    # -- narrative replay --diff：指标名与提示 -------------------------------------------------
+    "replay.metric_turns_done": "完成轮数",
+    "replay.metric_calls": "调用",
+    "replay.metric_failed_calls": "失败调用",
+    "replay.metric_prompt_tokens": "提示词元",
+    "replay.metric_completion_tokens": "生成词元",
+    "replay.metric_cached_tokens": "缓存词元",
+    "replay.metric_latency_ms": "用时",
+    "replay.metric_parse_failures": "解析失败",
+    "replay.metric_rejected_events": "被拒绝事件",
+    "replay.metric_warnings": "警告",
+    "replay.metric_cost": "费用",
+    "replay.note_card": "两次运行的卡片文件不同",
+    "replay.note_settings": "设置、附属文件或回复来源不同",
 }

@@ -68,7 +68,7 @@ class ReportDiff:
 
     logs: list[LogDiff]
     totals: dict[str, tuple[Any, Any]]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # catalog keys (replay.note_*)
 
     @property
     def changed(self) -> bool:
@@ -167,11 +167,12 @@ def _status(log: Mapping[str, Any] | None) -> str | None:
 
 
 def _notes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Catalog keys (``i18n``) of what differs besides the story: the view words them."""
     notes = []
     if a.get("card_hash") != b.get("card_hash"):
-        notes.append("the card file differs between the two runs")
+        notes.append("replay.note_card")
     if a.get("settings_hash") != b.get("settings_hash"):
-        notes.append("settings, companion files or the response source differ")
+        notes.append("replay.note_settings")
     return notes
 
 

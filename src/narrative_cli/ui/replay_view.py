@@ -185,7 +185,7 @@ def render_diff(diff: ReportDiff, consoles: Consoles, name_a: str, name_b: str,
     out.print(f"[title]{t('replay.diff', lang)}[/title]  A = {safe_markup(name_a)}   "
               f"B = {safe_markup(name_b)}")
     for note in diff.notes:
-        out.print(f"[dim]{t('replay.note', lang)}{safe_markup(note)}[/dim]")
+        out.print(f"[dim]{t('replay.note', lang)}{safe_markup(t(note, lang))}[/dim]")
     out.print(_metrics_table(t("replay.totals", lang), diff.totals, lang))
     if diff.logs:
         out.print(_logs_table(diff.logs, lang))
@@ -208,7 +208,7 @@ def _metrics_table(title: str, metrics: Mapping[str, tuple[Any, Any]],
     for key, (a, b) in metrics.items():
         if a is None and b is None:
             continue
-        label = key.removesuffix("_ms").replace("_", " ")
+        label = t(f"replay.metric_{key}", lang)
         table.add_row(label, _value(key, a), _value(key, b), _delta(key, a, b))
     return table
 
