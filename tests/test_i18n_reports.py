@@ -161,3 +161,37 @@ def test_trace_show_speaks_the_locale(
     names = " ".join(f"{r.agent} {r.mode} {r.model} {b.role} {b.name}"
                      for r in reports for b in r.blocks)  # prompt blocks are identifiers
     assert _leaks(out, names, str(trace_dir)) == [], out
+
+
+# -- preflight failures --------------------------------------------------------------------------
+
+def test_preflight_failures_speak_the_chosen_language(tmp_path: Path) -> None:
+    """A missing key and a server that does not answer, before any greeting, in Chinese with
+    --lang zh and in English as before with --lang en."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "LANG": "en_US.UTF-8", "LC_ALL": "", "NARRATIVE_HOME": str(tmp_path),
+           "PYTHONPATH": str(ROOT / "src"), "NARRATIVE_TEST_NO_KEY": ""}  # fmt: skip
+    base = [sys.executable, "-m", "narrative_cli", "run", str(SAMPLES / "fog-harbor-zh.json"),
+            "--provider", "openai", "--api-key-env", "NARRATIVE_TEST_NO_KEY",
+            "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]  # fmt: skip
+
+    def run(lang: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, "--lang", lang], capture_output=True, text=True, env=env,
+                              timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    chinese, english = run("zh"), run("en")
+    assert chinese.returncode == english.returncode == 2
+    assert "错误：配置 'adhoc'：环境变量 NARRATIVE_TEST_NO_KEY 未设置" in chinese.stderr
+    assert "提示：export NARRATIVE_TEST_NO_KEY=<你的密钥>" in chinese.stderr
+    assert ("error: profile 'adhoc': the environment variable NARRATIVE_TEST_NO_KEY is not set"
+            in english.stderr)  # fmt: skip
+    env["NARRATIVE_TEST_NO_KEY"] = "sk-test"
+    chinese = run("zh")
+    assert "错误：配置 'adhoc'：" in chinese.stderr and "没有响应" in chinese.stderr
+    assert _leaks(chinese.stderr, "adhoc http v1 models ConnectError base-url base_url config yaml"
+                  ) == [], chinese.stderr  # fmt: skip

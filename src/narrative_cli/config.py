@@ -25,7 +25,7 @@ from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.agents.table import find_agent, known_agents
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
 from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
-from narrative_cli.errors import ConfigError
+from narrative_cli.errors import ConfigError, worded
 from narrative_cli.pricing import ModelPrice, parse_prices
 
 PROVIDERS = ("openai", "anthropic", "local")
@@ -429,10 +429,9 @@ def read_api_key(profile: Profile) -> str | None:
         return None
     value = os.environ.get(profile.api_key_env, "").strip()
     if not value:
-        raise ConfigError(
-            f"profile {profile.name!r}: the environment variable {profile.api_key_env} is not set",
-            hint=f"export {profile.api_key_env}=<your key>, or play offline with --profile local",
-        )
+        raise worded(ConfigError, "preflight.no_key_variable", profile=repr(profile.name),
+                     variable=profile.api_key_env,
+                     hint=("preflight.no_key_variable_hint", {"variable": profile.api_key_env}))
     remember(value)  # scrubbed from every output from now on
     return value
 
@@ -444,16 +443,16 @@ def _read_key_file(profile: Profile) -> str:
     try:
         mode = path.stat().st_mode
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigError(
-                f"profile {profile.name!r}: key file {path} is readable by other users "
-                f"(mode {stat.S_IMODE(mode):04o})",
-                hint=f"run: chmod 600 {path}",
-            )
+            raise worded(ConfigError, "preflight.key_file_open", profile=repr(profile.name),
+                         path=path, mode=f"{stat.S_IMODE(mode):04o}",
+                         hint=("preflight.key_file_open_hint", {"path": path}))
         value = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
-        raise ConfigError(f"profile {profile.name!r}: cannot read key file {path}") from exc
+        raise worded(ConfigError, "preflight.key_file_unreadable", profile=repr(profile.name),
+                     path=path) from exc
     if not value:
-        raise ConfigError(f"profile {profile.name!r}: key file {path} is empty")
+        raise worded(ConfigError, "preflight.key_file_empty", profile=repr(profile.name),
+                     path=path)
     remember(value)
     return value
 

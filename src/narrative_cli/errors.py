@@ -40,6 +40,8 @@ output and an exit code.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from narrative_cli.credentials import scrub_text
 
 EXIT_OK = 0
@@ -58,6 +60,40 @@ class NarrativeError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = scrub_text(hint) if hint else hint
+        # catalog keys and values (``worded``): the same message in the reader's language
+        self.words: tuple[str, dict[str, object]] | None = None
+        self.hint_words: tuple[str, dict[str, object]] | None = None
+
+    def text(self, lang: str | None) -> str:
+        """The message in ``lang`` when it came from the catalogs, else as written."""
+        if self.words is None:
+            return self.message
+        from narrative_cli.i18n import t
+
+        return scrub_text(t(self.words[0], lang, **self.words[1]))
+
+    def hint_text(self, lang: str | None) -> str | None:
+        """The hint in ``lang`` when it came from the catalogs, else as written."""
+        if self.hint_words is None:
+            return self.hint
+        from narrative_cli.i18n import t
+
+        return scrub_text(t(self.hint_words[0], lang, **self.hint_words[1]))
+
+
+E = TypeVar("E", bound=NarrativeError)
+
+
+def worded(cls: type[E], key: str, hint: tuple[str, dict[str, object]] | None = None,
+           **values: object) -> E:
+    """A ``cls`` error whose message (and hint) are the catalog messages ``key`` (and
+    ``hint``): ``message`` is the English text (logs, traces), ``text(lang)`` any language."""
+    from narrative_cli.i18n import t
+
+    error = cls(t(key, "en", **values), hint=t(hint[0], "en", **hint[1]) if hint else None)
+    error.words = (key, dict(values))
+    error.hint_words = hint
+    return error
 
 
 class BadInput(NarrativeError):

@@ -19,7 +19,7 @@ from narrative_cli.backends.base import split_query
 from narrative_cli.backends.http import make_client
 from narrative_cli.config import Profile
 from narrative_cli.credentials import remember, remember_url, scrub_url
-from narrative_cli.errors import BackendUnavailable, ConfigError
+from narrative_cli.errors import BackendUnavailable, ConfigError, worded
 
 PROBE_READ_TIMEOUT = 15.0  # a models list is small; a server slower than this is reported later
 # The models lists this process has read, by URL: the preflight's answer serves the lore
@@ -68,15 +68,12 @@ def list_models(
         try:
             response = client.get(url, headers=_headers(profile, key))
         except httpx.HTTPError as exc:
-            raise BackendUnavailable(
-                f"profile {profile.name!r}: {shown} does not answer ({type(exc).__name__})",
-                hint="check --base-url (or base_url in config.yaml) and that the server runs",
-            ) from None
+            raise worded(BackendUnavailable, "preflight.no_answer", profile=repr(profile.name),
+                         url=shown, error=type(exc).__name__,
+                         hint=("preflight.no_answer_hint", {})) from None
     if response.status_code in (401, 403):
-        raise ConfigError(
-            f"profile {profile.name!r}: {shown} refused the key (HTTP {response.status_code})",
-            hint=_key_hint(profile),
-        )
+        raise worded(ConfigError, "preflight.key_refused", profile=repr(profile.name), url=shown,
+                     status=response.status_code, hint=_key_hint(profile))
     if response.status_code != 200:
         return None
     try:
@@ -100,12 +97,12 @@ def _ids(data: Any) -> list[str] | None:
     return ids
 
 
-def _key_hint(profile: Profile) -> str:
+def _key_hint(profile: Profile) -> tuple[str, dict[str, object]]:
     if profile.api_key_env:
-        return f"check the key in ${profile.api_key_env}"
+        return "preflight.check_key", {"where": f"${profile.api_key_env}"}
     if profile.api_key_file:
-        return f"check the key in {profile.api_key_file}"
-    return "name the variable that holds the key with --api-key-env NAME"
+        return "preflight.check_key", {"where": profile.api_key_file}
+    return "preflight.name_key_variable", {}
 
 
 def model_context(

@@ -20,9 +20,10 @@ def report_error(error: NarrativeError) -> None:
     from narrative_cli.ui.safe import safe_text  # here, not at import: --help stays light
 
     lang = help_lang(sys.argv[1:])  # no story yet: --lang, else the locale
-    sys.stderr.write(f"{t('error.prefix', lang)}{safe_text(error.message)}\n")
-    if error.hint:
-        sys.stderr.write(f"{t('hint.prefix', lang)}{safe_text(error.hint)}\n")
+    sys.stderr.write(f"{t('error.prefix', lang)}{safe_text(error.text(lang))}\n")
+    hint = error.hint_text(lang)
+    if hint:
+        sys.stderr.write(f"{t('hint.prefix', lang)}{safe_text(hint)}\n")
 
 
 @contextmanager

@@ -584,4 +584,26 @@ MESSAGES: dict[str, str] = {
     "replay.metric_cost": "cost",
     "replay.note_card": "the card file differs between the two runs",
     "replay.note_settings": "settings, companion files or the response source differ",
+    # -- preflight (play/preflight.py, config.read_api_key, backends/probe.py) ------------------
+    "preflight.no_key_variable": "profile {profile}: the environment variable {variable} is not"
+                                 " set",
+    "preflight.no_key_variable_hint": "export {variable}=<your key>, or play offline with"
+                                      " --profile local",
+    "preflight.key_file_open": "profile {profile}: key file {path} is readable by other users"
+                               " (mode {mode})",
+    "preflight.key_file_open_hint": "run: chmod 600 {path}",
+    "preflight.key_file_unreadable": "profile {profile}: cannot read key file {path}",
+    "preflight.key_file_empty": "profile {profile}: key file {path} is empty",
+    "preflight.no_answer": "profile {profile}: {url} does not answer ({error})",
+    "preflight.no_answer_hint": "check --base-url (or base_url in config.yaml) and that the"
+                                " server runs",
+    "preflight.key_refused": "profile {profile}: {url} refused the key (HTTP {status})",
+    "preflight.check_key": "check the key in {where}",
+    "preflight.name_key_variable": "name the variable that holds the key with --api-key-env"
+                                   " NAME",
+    "preflight.no_model": "profile {profile}: the server has no model {model} (it lists"
+                          " {listed})",
+    "preflight.no_model_more": "profile {profile}: the server has no model {model} (it lists"
+                               " {listed} and {more} more)",
+    "preflight.no_model_hint": "choose one with --model NAME (or model in config.yaml)",
 }

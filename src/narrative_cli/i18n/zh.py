@@ -560,4 +560,21 @@ MESSAGES: dict[str, str] = {
     "replay.metric_cost": "费用",
     "replay.note_card": "两次运行的卡片文件不同",
     "replay.note_settings": "设置、附属文件或回复来源不同",
+    # -- 预检（play/preflight.py、config.read_api_key、backends/probe.py） ---------------------
+    "preflight.no_key_variable": "配置 {profile}：环境变量 {variable} 未设置",
+    "preflight.no_key_variable_hint": "export {variable}=<你的密钥>，或用 --profile local 离线游玩",
+    "preflight.key_file_open": "配置 {profile}：密钥文件 {path} 其他用户可读（权限 {mode}）",
+    "preflight.key_file_open_hint": "请运行：chmod 600 {path}",
+    "preflight.key_file_unreadable": "配置 {profile}：无法读取密钥文件 {path}",
+    "preflight.key_file_empty": "配置 {profile}：密钥文件 {path} 是空的",
+    "preflight.no_answer": "配置 {profile}：{url} 没有响应（{error}）",
+    "preflight.no_answer_hint": "检查 --base-url（或 config.yaml 中的 base_url），"
+                                "并确认服务器在运行",
+    "preflight.key_refused": "配置 {profile}：{url} 拒绝了密钥（HTTP {status}）",
+    "preflight.check_key": "检查 {where} 中的密钥",
+    "preflight.name_key_variable": "用 --api-key-env NAME 指定存放密钥的环境变量",
+    "preflight.no_model": "配置 {profile}：服务器上没有模型 {model}（可用：{listed}）",
+    "preflight.no_model_more": "配置 {profile}：服务器上没有模型 {model}"
+                               "（可用：{listed} 等，另有 {more} 个）",
+    "preflight.no_model_hint": "用 --model NAME（或 config.yaml 中的 model）选择一个",
 }

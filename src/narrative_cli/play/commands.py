@@ -156,10 +156,10 @@ class Dispatcher(EditingCommands):
         try:
             return handler(args)
         except BadInput as error:
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True, usage_error=True)
         except NarrativeError as error:
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True)
 
     def _turn(self, action: Callable[[Any], TurnResult], prefix: str = "") -> Outcome:
@@ -177,16 +177,16 @@ class Dispatcher(EditingCommands):
         except TurnNotSaved as error:  # shown in full, kept in memory, /retry stores it
             if isinstance(error.result, TurnResult):
                 self.screen.show_turn(self.play, error.result, view, summary=self.show_summary)
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True)
         except BackendError as error:
-            self.screen.error(error.message, backend_hint(error, self.lang))
+            self.screen.error(error.text(self.lang), backend_hint(error, self.lang))
             return Outcome(failed=True)
         except BadInput as error:
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True, usage_error=True)
         except NarrativeError as error:
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True)
         self.screen.show_turn(self.play, result, view, summary=self.show_summary)
         return Outcome()
@@ -211,7 +211,7 @@ class Dispatcher(EditingCommands):
         try:
             kept = self.play.keep_unfinished()
         except NarrativeError as error:
-            self.screen.error(error.message, error.hint)
+            self.screen.error(error.text(self.lang), error.hint_text(self.lang))
             return Outcome(failed=True)
         self.screen.info(t("msg.unfinished_kept", self.lang, turn=kept.number))
         return Outcome()

@@ -17,7 +17,7 @@ profile needs no network and passes.
 from __future__ import annotations
 
 from narrative_cli.config import Profile, Settings, read_api_key
-from narrative_cli.errors import ConfigError
+from narrative_cli.errors import ConfigError, worded
 
 _SHOWN_MODELS = 8  # how many listed models an unknown-model message names
 
@@ -48,11 +48,11 @@ def check_profile(profile: Profile) -> None:
     key = read_api_key(profile)  # ConfigError naming the variable when it is not set
     models = list_models(profile, key)
     if models and profile.model and not model_listed(profile.model, models):
-        raise ConfigError(
-            f"profile {profile.name!r}: the server has no model {profile.model!r} "
-            f"(it lists {_some(models)})",
-            hint="choose one with --model NAME (or model in config.yaml)",
-        )
+        more = len(models) - _SHOWN_MODELS
+        raise worded(ConfigError, "preflight.no_model_more" if more > 0 else "preflight.no_model",
+                     profile=repr(profile.name), model=repr(profile.model),
+                     listed=", ".join(models[:_SHOWN_MODELS]), more=max(more, 0),
+                     hint=("preflight.no_model_hint", {}))
 
 
 def model_listed(model: str, models: list[str]) -> bool:
@@ -64,8 +64,3 @@ def model_listed(model: str, models: list[str]) -> bool:
             return True
     return False
 
-
-def _some(models: list[str]) -> str:
-    shown = ", ".join(models[:_SHOWN_MODELS])
-    more = len(models) - _SHOWN_MODELS
-    return shown + (f" and {more} more" if more > 0 else "")

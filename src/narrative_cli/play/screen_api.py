@@ -69,6 +69,7 @@ def backend_hint(error: BackendError, lang: str = "en") -> str:
     dropped connections, rate limits and server errors are transient.
     """
     retry = t("msg.retry_hint", lang)
+    hint = error.hint_text(lang)
     if not error.retryable:
-        return error.hint or t("msg.no_retry_hint", lang)
-    return f"{error.hint}; {retry}" if error.hint else retry
+        return hint or t("msg.no_retry_hint", lang)
+    return f"{hint}; {retry}" if hint else retry
