@@ -606,4 +606,16 @@ MESSAGES: dict[str, str] = {
     "preflight.no_model_more": "profile {profile}: the server has no model {model} (it lists"
                                " {listed} and {more} more)",
     "preflight.no_model_hint": "choose one with --model NAME (or model in config.yaml)",
+    # -- warnings of the opening and the pipeline --------------------------------------------
+    "opening.missing_world_book": "lore: the card links the world {world}"
+                                  " (data.extensions.world), which was not given; its embedded"
+                                  " book is used instead. Pass it with --lorebook {file}",
+    "opening.missing_world_none": "lore: the card links the world {world}"
+                                  " (data.extensions.world), which was not given; its entries"
+                                  " are missing. Pass it with --lorebook {file}",
+    "compaction.failed": "compaction of turns {first}-{last} failed ({error}); the summary entries"
+                         " stay as they are and the next cut tries again",
+    "compaction.empty": "compaction of turns {first}-{last} gave no usable summary; the summary"
+                        " entries stay as they are and the next cut tries again",
+    "recall.skipped": "text search skipped this turn: {error}",
 }

@@ -577,4 +577,14 @@ MESSAGES: dict[str, str] = {
     "preflight.no_model_more": "配置 {profile}：服务器上没有模型 {model}"
                                "（可用：{listed} 等，另有 {more} 个）",
     "preflight.no_model_hint": "用 --model NAME（或 config.yaml 中的 model）选择一个",
+    # -- 开场与流水线的警告 ----------------------------------------------------------------------
+    "opening.missing_world_book": "世界书：卡片关联了世界书 {world}（data.extensions.world），"
+                                  "但没有提供；改用卡片内嵌的世界书。用 --lorebook {file} 传入",
+    "opening.missing_world_none": "世界书：卡片关联了世界书 {world}（data.extensions.world），"
+                                  "但没有提供；其条目缺失。用 --lorebook {file} 传入",
+    "compaction.failed": "压缩第 {first}-{last} 轮失败（{error}）；摘要条目保持原样，"
+                         "下次截断时再试",
+    "compaction.empty": "压缩第 {first}-{last} 轮没有得到可用的摘要；摘要条目保持原样，"
+                        "下次截断时再试",
+    "recall.skipped": "本轮跳过了文本检索：{error}",
 }

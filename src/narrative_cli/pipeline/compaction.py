@@ -25,6 +25,7 @@ from narrative_cli.context.recall import clip_to_tokens
 from narrative_cli.context.router import build_prompt
 from narrative_cli.context.window import window_first
 from narrative_cli.errors import BackendError
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.chapters import Chapter, Fold, plan_fold
 
@@ -69,7 +70,7 @@ def compact_at_cut(state: TurnState) -> None:
 def _ask(state: TurnState, fold: Fold) -> Chapter | None:
     """One call of the compaction agent; None (and a warning) when it gives nothing usable."""
     assert state.base_inputs is not None, "lore stage first"
-    what = f"turns {fold.first}-{fold.last}"
+    what = {"first": fold.first, "last": fold.last}
     with state.stage("post"):
         prompt = build_prompt("compaction", replace(state.base_inputs, fold=fold))
         try:
@@ -77,13 +78,11 @@ def _ask(state: TurnState, fold: Fold) -> Chapter | None:
                 "compaction", prompt.messages, cache_breakpoints=prompt.cache_breakpoints
             )
         except BackendError as error:
-            state.warn("post", f"compaction of {what} failed ({error}); the summary entries stay"
-                       " as they are and the next cut tries again")
+            state.warn("post", t("compaction.failed", state.lang, error=error, **what))
             return None
     text = str((outcome.value or {}).get("summary", "")).strip()
     if not text:
-        state.warn("post", f"compaction of {what} gave no usable summary; the summary entries"
-                   " stay as they are and the next cut tries again")
+        state.warn("post", t("compaction.empty", state.lang, **what))
         return None
     text = " ".join(text.split())  # one line: the summary block is one line per item
     text = clip_to_tokens(text, int(fold.limit_tokens * SLACK))

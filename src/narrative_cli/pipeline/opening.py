@@ -20,6 +20,7 @@ from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset, RegexScript
 from narrative_cli.errors import BadInput
+from narrative_cli.i18n import t
 from narrative_cli.load import (
     card_language,
     load_card,
@@ -101,12 +102,12 @@ def load_parts(
     report = scan(sources, entries)
     parts.problems += report.problems(parts.lang)
     if report.templates:  # JavaScript syntax errors too, found before the first turn
-        broken = {t.where for t in report.templates if t.error}  # already reported
+        broken = {tpl.where for tpl in report.templates if tpl.error}  # already reported
         env = env_for(card, persona_obj, lang=parts.lang)  # a throwaway: macros run first
         jobs = [TemplateJob(where, expand(text, env)) for where, text in sources
                 if has_template(text) and where not in broken]
         parts.problems += check_templates(jobs, parts.lang)
-    parts.problems += _missing_world(card, worlds)
+    parts.problems += _missing_world(card, worlds, parts.lang)
     if parts.preset is not None and parts.preset.extra.get("wrap_in_quotes") is True:
         parts.problems.append(f"preset {parts.preset.name!r}: wrap_in_quotes is not applied; "
                               "SillyTavern 1.13 and later no longer quote the user's messages")
@@ -146,16 +147,15 @@ def _config_regex(settings: Settings) -> list[RegexScript]:
     return scripts
 
 
-def _missing_world(card: Card, worlds: Sequence[Lorebook]) -> list[str]:
+def _missing_world(card: Card, worlds: Sequence[Lorebook], lang: str = "en") -> list[str]:
     """A hint naming the world the card links (``data.extensions.world``) when it was not
-    given: SillyTavern loads that world with the card."""
+    given: SillyTavern loads that world with the card. In the story's language."""
     linked = linked_world(card)
     if not linked or any(w.name.strip() == linked for w in worlds):
         return []
     has_book = card.character_book is not None and bool(card.character_book.entries)
-    meanwhile = "its embedded book is used instead" if has_book else "its entries are missing"
-    return [f"lore: the card links the world {linked!r} (data.extensions.world), which was not "
-            f"given; {meanwhile}. Pass it with --lorebook {linked}.json"]
+    return [t("opening.missing_world_book" if has_book else "opening.missing_world_none", lang,
+              world=repr(linked), file=f"{linked}.json")]
 
 
 def _persona(persona: str | Persona | None, user_name: str | None) -> Persona:

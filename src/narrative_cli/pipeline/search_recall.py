@@ -33,6 +33,7 @@ from narrative_cli.context.text_search import (
     search,
 )
 from narrative_cli.errors import StoreError
+from narrative_cli.i18n import t
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.chapters import visible_chapters
 from narrative_cli.state.summaries import SummaryStore
@@ -110,7 +111,7 @@ def search_stage(state: TurnState, notes: list[str]) -> None:
         try:
             _search(state, index, asked, notes)
         except StoreError as error:  # the index is a help, never a reason to lose a turn
-            state.warn("recall", f"text search skipped this turn: {error}")
+            state.warn("recall", t("recall.skipped", state.lang, error=error))
 
 
 def _search(state: TurnState, index: TextIndex, asked: list[str], notes: list[str]) -> None:
@@ -118,11 +119,11 @@ def _search(state: TurnState, index: TextIndex, asked: list[str], notes: list[st
     pipeline = state.story.settings.pipeline
     docs = documents(state.history, state.summaries)
     index.sync(docs)
-    exclude = shown_keys(state, docs) | {f"turn:{t.number}" for t in state.recall}
+    exclude = shown_keys(state, docs) | {f"turn:{r.number}" for r in state.recall}
     searchable = len(docs) - len(exclude)
     passages: list[Passage] = []
     if asked:
-        used = sum(estimate_tokens(t.narrative) for t in state.recall)
+        used = sum(estimate_tokens(r.narrative) for r in state.recall)
         budget = max(pipeline.text_recall_budget - used, 0)
         found = search(index, asked, rare_only=False, exclude=exclude,
                        budget_tokens=budget, total=searchable)
