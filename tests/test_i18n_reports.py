@@ -195,3 +195,31 @@ def test_preflight_failures_speak_the_chosen_language(tmp_path: Path) -> None:
     assert "错误：配置 'adhoc'：" in chinese.stderr and "没有响应" in chinese.stderr
     assert _leaks(chinese.stderr, "adhoc http v1 models ConnectError base-url base_url config yaml"
                   ) == [], chinese.stderr  # fmt: skip
+
+
+# -- warnings of the opening -------------------------------------------------------------------
+
+def test_the_linked_world_hint_speaks_the_storys_language(tmp_path: Path) -> None:
+    from narrative_cli.pipeline.opening import load_parts
+    from tests.pipeline_support import write_card
+
+    card = write_card(tmp_path, [], extensions={"world": "雾港世界"})
+    chinese = [p for p in load_parts(card, [], None, None, None, "zh", None).problems
+               if "雾港世界" in p]  # fmt: skip
+    english = [p for p in load_parts(card, [], None, None, None, "en", None).problems
+               if "雾港世界" in p]  # fmt: skip
+    assert chinese == ["世界书：卡片关联了世界书 '雾港世界'（data.extensions.world），但没有提供；"
+                       "其条目缺失。用 --lorebook 雾港世界.json 传入"]
+    assert english[0].startswith("lore: the card links the world '雾港世界'")
+
+
+def test_compaction_and_recall_warnings_have_both_languages() -> None:
+    from narrative_cli.i18n import t
+
+    for key in ("compaction.failed", "compaction.empty"):
+        chinese = t(key, "zh", first=3, last=8, error="HTTP 500")
+        assert "第 3-8 轮" in chinese and _leaks(chinese, "HTTP") == []
+    assert t("recall.skipped", "zh", error="x") == "本轮跳过了文本检索：x"
+    english = t("compaction.empty", "en", first=3, last=8)
+    assert english == ("compaction of turns 3-8 gave no usable summary; the summary entries stay"
+                       " as they are and the next cut tries again")
