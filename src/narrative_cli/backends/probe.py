@@ -74,11 +74,8 @@ def list_models(
     if response.status_code in (401, 403):
         raise worded(ConfigError, "preflight.key_refused", profile=repr(profile.name), url=shown,
                      status=response.status_code, hint=_key_hint(profile))
-    if response.status_code != 200:
-        return None
-    try:
-        data = response.json()
-    except ValueError:
+    data = _json_body(response)
+    if data is None:
         return None
     _LISTS[url] = data
     return _ids(data)
@@ -148,11 +145,8 @@ def _props_context(
     url = base + "/props"
     with make_client(url, profile.connect_timeout, PROBE_READ_TIMEOUT, transport) as client:
         response = client.get(url, headers=_headers(profile, key))
-    if response.status_code != 200:
-        return None
-    try:
-        data = response.json()
-    except ValueError:
+    data = _json_body(response)
+    if data is None:
         return None
     settings = data.get("default_generation_settings") if isinstance(data, dict) else None
     for value in ((settings or {}).get("n_ctx"), data.get("n_ctx") if isinstance(data, dict)
@@ -160,3 +154,13 @@ def _props_context(
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value, f"{scrub_url(url)} n_ctx"
     return None
+
+
+def _json_body(response: httpx.Response) -> Any:
+    """A 200 answer's JSON, or None (another status, or not JSON): a probe never fails on it."""
+    if response.status_code != 200:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None

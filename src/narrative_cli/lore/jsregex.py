@@ -401,6 +401,19 @@ _REPEAT = re.compile(r"\+|\{[1-9]\d*(?:,\d*)?\}")
 _LAZY = re.compile(r"\?")
 
 
+def _quantifier(body: str, i: int) -> tuple[re.Match[str] | None, re.Match[str] | None, int]:
+    """The quantifier after an atom at ``i``: (optional ``?``/``*``/``{0,…}``, repeated
+    ``+``/``{n,…}``, the index after it and any lazy ``?``)."""
+    optional = _OPTIONAL.match(body, i)
+    repeated = _REPEAT.match(body, i)
+    quantifier = optional or repeated
+    if quantifier is not None:
+        i = quantifier.end()
+        lazy = _LAZY.match(body, i)
+        i = lazy.end() if lazy else i
+    return optional, repeated, i
+
+
 def required_literals(body: str) -> tuple[str, ...]:
     """Runs of plain characters that every match of ``body`` must contain, longest first.
 
@@ -414,13 +427,7 @@ def required_literals(body: str) -> tuple[str, ...]:
     i, n = 0, len(body)
     while i < n:
         atom, i = _literal_atom(body, i)
-        optional = _OPTIONAL.match(body, i)
-        repeated = _REPEAT.match(body, i)
-        quantifier = optional or repeated
-        if quantifier is not None:
-            i = quantifier.end()
-            lazy = _LAZY.match(body, i)
-            i = lazy.end() if lazy else i
+        optional, repeated, i = _quantifier(body, i)
         if atom is None or optional is not None:
             runs.append("".join(current))
             current = []
@@ -446,13 +453,7 @@ def required_alternatives(body: str, limit: int = 8) -> tuple[str, ...]:
     i, n = 0, len(body)
     while i < n:
         choices, i = _choice_atom(body, i)
-        optional = _OPTIONAL.match(body, i)
-        repeated = _REPEAT.match(body, i)
-        quantifier = optional or repeated
-        if quantifier is not None:
-            i = quantifier.end()
-            lazy = _LAZY.match(body, i)
-            i = lazy.end() if lazy else i
+        optional, repeated, i = _quantifier(body, i)
         if choices is None or optional is not None:
             runs.append(current)
             current = [""]
