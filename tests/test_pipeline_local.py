@@ -39,6 +39,7 @@ def short_settings() -> Settings:
 
 def test_a_lantern_turn_on_the_local_model(local_model: Any, tmp_path: Path) -> None:
     settings = short_settings()
+    settings.pipeline.mode = "serial"  # every agent on the real model (auto writes merged: #18)
     story = open_story(LANTERN, settings=settings, seed=1)
     streamed: list[str] = []
 
