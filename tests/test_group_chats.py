@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from narrative_cli.cli.app import app
 from narrative_cli.domain import Chat, ChatMessage
