@@ -18,6 +18,7 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from narrative_cli.cli.params import install
 from narrative_cli.i18n import help_lang, t
 
 PLAY = "Play"
@@ -64,6 +65,7 @@ class _Localized:
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if LANG_KEY not in ctx.meta:  # the root sees every argument: --lang wherever it is
             ctx.meta[LANG_KEY] = help_lang(args)
+        install(self.get_params(ctx))  # type: ignore[attr-defined]  # no Pydantic: cli/params.py
         result: list[str] = super().parse_args(ctx, args)  # type: ignore[misc]
         return result
 
