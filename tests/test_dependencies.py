@@ -108,3 +108,77 @@ def test_a_usage_error_names_the_option_on_stderr() -> None:
     )
     assert result.returncode == 2
     assert "No such option: --bogus-flag" in result.stderr
+
+
+# ---- every import is declared ----------------------------------------------------------------
+# A test once imported ``click`` directly. Typer 0.29 vendors Click; only the benchmarks' ``llm``
+# brought a ``click`` into the development environment, so the suite passed here and failed to
+# collect on CI, which installs what pyproject.toml declares and nothing else.
+
+
+def _dist(requirement: str) -> str:
+    name = re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared(*extras: str) -> set[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {_dist(r) for r in project["dependencies"]}
+    for extra in extras:
+        names |= {_dist(r) for r in project["optional-dependencies"][extra]}
+    return names
+
+
+def _guarded_lines(path: Path) -> set[int]:
+    """Lines inside a ``try`` that catches ImportError (an optional package, reported when
+    missing)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+            handler.type is None
+            or any(n in ast.unparse(handler.type) for n in ("ImportError", "Exception"))
+            for handler in node.handlers
+        ):
+            for stmt in node.body:
+                lines |= set(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
+
+
+def undeclared_imports(folder: Path, allowed: set[str]) -> list[str]:
+    """``file:line module`` for each unguarded import of a package no allowed distribution
+    provides."""
+    owners = metadata.packages_distributions()
+    local = {p.stem for p in folder.glob("*.py")} | {"narrative_cli", "tests"}
+    wrong = []
+    for path in sorted(folder.rglob("*.py")):
+        guarded = _guarded_lines(path)
+        for line, module in imported_modules(path):
+            top = module.split(".")[0]
+            if top in local or top in sys.stdlib_module_names or line in guarded:
+                continue
+            if not {_dist(d) for d in owners.get(top, [])} & allowed:
+                where = path.relative_to(ROOT if path.is_relative_to(ROOT) else folder)
+                wrong.append(f"{where}:{line} {top}")
+    return sorted(set(wrong))
+
+
+def test_the_source_imports_only_what_pyproject_declares() -> None:
+    assert undeclared_imports(SRC, _declared("local")) == []
+
+
+def test_the_tests_import_only_what_pyproject_declares() -> None:
+    assert undeclared_imports(ROOT / "tests", _declared("local", "dev")) == []
+
+
+def test_the_declared_imports_check_finds_click(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from click.testing import Result\nimport typer\nimport json\n"
+        "try:\n    import d20\nexcept ImportError:\n    d20 = None\n",
+        encoding="utf-8",
+    )
+    found = undeclared_imports(tmp_path, _declared("local", "dev"))
+    assert found == ["probe.py:1 click"]  # installed here or not, click is not declared

@@ -4,17 +4,19 @@ Typer 0.26+ converts every non-bool option through a Pydantic ``TypeAdapter``; i
 Pydantic and building the adapters is most of what ``narrative run --help``, ``lore test`` and
 ``inspect`` spend before doing any work (benchmarks/startup.py). Our options are plain: flags, text,
 whole numbers, decimals, paths and lists of those. For those, :class:`PlainCoercion` does the
-conversion itself, calling Typer's own path checks; anything else, and every value it cannot
-convert at a glance (``--seed abc``, ``--jobs 0``), goes to Typer's own conversion, so the
-accepted values and the error messages stay exactly Typer's (tests/test_cli_params.py checks
-both against Typer).
+conversion itself; anything else, and every value it cannot convert at a glance (``--seed
+abc``, ``--jobs 0``, a path that exists but cannot be read), goes to Typer's own conversion, so
+the accepted values and the error messages stay exactly Typer's (tests/test_cli_params.py checks
+both against Typer, for every option of every command).
 
-The seam is Typer's lazily built ``_runtime_param`` (``typer.core._TyperParameter``). If a later
-Typer drops it, :func:`install` does nothing and the commands only start slower.
+The seam is the converter a Typer parameter builds on first use (its ``_runtime_param``, built
+by the public ``get_runtime_param()``); nothing private is imported. If a later Typer drops the
+attribute, :func:`install` does nothing and the commands only start slower.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -22,6 +24,9 @@ from typing import Any, get_args, get_origin
 WHOLE = re.compile(r"[+-]?[0-9]+")
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 LEAVES = (str, bool, int, float, Path)
+# Typer's path settings under which a path needs no check but "readable if it exists"
+PLAIN_PATH = {"exists": False, "file_okay": True, "dir_okay": True, "writable": False,
+              "readable": True, "resolve_path": False, "allow_dash": False, "path_type": None}
 
 
 class _Unhandled(Exception):
@@ -39,7 +44,7 @@ def plain(descriptor: Any) -> bool:
         return False
     if getattr(info, "min", None) is not None or getattr(info, "max", None) is not None:
         return False
-    if getattr(info, "path_type", None) is not None:
+    if any(getattr(info, name, plain) != plain for name, plain in PLAIN_PATH.items()):
         return False
     annotation = descriptor.annotation
     if get_origin(annotation) in (list, tuple):
@@ -53,6 +58,7 @@ class PlainCoercion:
 
     def __init__(self, descriptor: Any) -> None:
         self.descriptor = descriptor
+        self.typers: Any = None  # Typer's own converter, built on the first value we pass on
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         multi = param.multiple or param.nargs == -1
@@ -61,9 +67,11 @@ class PlainCoercion:
         try:
             return self._convert(value, param, ctx)
         except _Unhandled:
-            from typer._coercion import build_runtime_param
-
-            return build_runtime_param(self.descriptor).coerce(value, param=param, ctx=ctx)
+            if self.typers is None:
+                param._runtime_param = None  # let Typer build its own, once
+                self.typers = param.get_runtime_param()
+                param._runtime_param = self
+            return self.typers.coerce(value, param=param, ctx=ctx)
 
     def _convert(self, value: Any, param: Any, ctx: Any) -> Any:
         annotation = self.descriptor.annotation
@@ -96,10 +104,9 @@ class PlainCoercion:
             if isinstance(value, str) and DECIMAL.fullmatch(value):
                 return float(value)
         if kind is Path and isinstance(value, (str, Path)) and str(value):
-            from typer._param_types import coerce_cli_path
-
-            info = self.descriptor.parameter_info
-            return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+            # Typer stats the path and, when it exists, wants it readable; else any path goes
+            if not os.path.exists(value) or os.access(value, os.R_OK):
+                return Path(value)
         raise _Unhandled
 
 
