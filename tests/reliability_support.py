@@ -50,6 +50,16 @@ class Overrides:
         return answer(request) if callable(answer) else answer
 
 
+def run_line(dispatcher: Dispatcher, consoles: Consoles, line: str) -> tuple[Outcome, str, str]:
+    """Handle a line; return its outcome and what it printed on stdout and stderr."""
+    out_before = len(captured(consoles.out))
+    err_before = len(captured(consoles.err))
+    outcome = dispatcher.handle(line)
+    out = captured(consoles.out)[out_before:]
+    err = captured(consoles.err)[err_before:]
+    return outcome, out, err
+
+
 @dataclass
 class Game:
     play: PlaySession
@@ -60,13 +70,7 @@ class Game:
     server: ScriptedServer
 
     def run(self, line: str) -> tuple[Outcome, str, str]:
-        """Handle a line; return its outcome and what it printed on stdout and stderr."""
-        out_before = len(captured(self.consoles.out))
-        err_before = len(captured(self.consoles.err))
-        outcome = self.dispatcher.handle(line)
-        out = captured(self.consoles.out)[out_before:]
-        err = captured(self.consoles.err)[err_before:]
-        return outcome, out, err
+        return run_line(self.dispatcher, self.consoles, line)
 
     def record(self, number: int | None = None) -> dict[str, Any]:
         """The stored record of turn ``number`` (default: the last stored turn)."""

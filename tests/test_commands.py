@@ -20,11 +20,12 @@ from narrative_cli.pipeline.events import PipelineEvent, TextDelta
 from narrative_cli.play import PlayOptions, PlaySession
 from narrative_cli.play.commands import COMMANDS, Dispatcher, Outcome, completions
 from narrative_cli.store import SessionStore
-from narrative_cli.ui.console import Consoles, captured, recording_consoles
+from narrative_cli.ui.console import Consoles, recording_consoles
 from narrative_cli.ui.screen import RichScreen
 from narrative_cli.ui.status import TurnView
 from tests import servers
 from tests.conftest import SAMPLES
+from tests.reliability_support import run_line
 from tests.servers import ScriptedServer
 from tests.story_replies import NARRATIVES, StoryScript
 
@@ -42,12 +43,7 @@ class Game:
 
     def run(self, line: str) -> tuple[Outcome, str, str]:
         """Handle a line; return its outcome and what it printed on stdout and stderr."""
-        out_before = len(captured(self.consoles.out))
-        err_before = len(captured(self.consoles.err))
-        outcome = self.dispatcher.handle(line)
-        out = captured(self.consoles.out)[out_before:]
-        err = captured(self.consoles.err)[err_before:]
-        return outcome, out, err
+        return run_line(self.dispatcher, self.consoles, line)
 
 
 @pytest.fixture
