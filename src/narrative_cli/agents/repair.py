@@ -94,21 +94,26 @@ class _Reader:
             return self.number(number)
         return self.word()
 
-    def object(self) -> dict[str, Any]:
-        self.i += 1
-        result: dict[str, Any] = {}
+    def next_item(self) -> bool:
+        """Move to the next item of the open object or array: False at its end (a closing
+        bracket of either kind, or the text cut off), True where an item starts."""
         while True:
             self.skip()
             if self.eof:
                 self.truncated = True
-                return result
+                return False
             char = self.s[self.i]
             if char in "}]":
                 self.i += 1
-                return result
-            if char == ",":
-                self.i += 1
-                continue
+                return False
+            if char != ",":
+                return True
+            self.i += 1
+
+    def object(self) -> dict[str, Any]:
+        self.i += 1
+        result: dict[str, Any] = {}
+        while self.next_item():
             key = self.key()
             self.skip()
             if self.eof:
@@ -123,27 +128,18 @@ class _Reader:
                 return result
             result[key] = value
             self.after_item("}")
+        return result
 
     def array(self) -> list[Any]:
         self.i += 1
         result: list[Any] = []
-        while True:
-            self.skip()
-            if self.eof:
-                self.truncated = True
-                return result
-            char = self.s[self.i]
-            if char in "]}":
-                self.i += 1
-                return result
-            if char == ",":
-                self.i += 1
-                continue
+        while self.next_item():
             value = self.value()
             if value is _MISSING:
                 return result
             result.append(value)
             self.after_item("]")
+        return result
 
     def after_item(self, closer: str) -> None:
         """Note a missing comma or a trailing comma after an item."""
