@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,12 @@ SAMPLES = ROOT / "sample_cards"
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
+
+# A shell starts a background job (``cmd &`` without job control) with Ctrl-C ignored, and the
+# programs it starts inherit that: then every Ctrl-C test, here and in the ``narrative`` processes
+# the tests start, fails for a reason that is not ours. Take Ctrl-C back, as a terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

@@ -93,6 +93,8 @@ class Reply:
     usage: Any = "auto"  # "auto" | None | a raw usage dict
     chunks: list[str] | None = None
     chunk_delay: float = 0.0
+    hold: threading.Event | None = None  # the stream waits for it after ``hold_after`` events
+    hold_after: int = 0
     fault: str | None = None
     status: int = 200
     body: Any = None
@@ -236,6 +238,14 @@ class ScriptedServer:
 
     def _wait(self, seconds: float) -> None:
         self._stopping.wait(seconds)
+
+    def _hold(self, gate: threading.Event, limit: float = 120.0) -> None:
+        """Wait until the test opens ``gate`` (or the server stops): a stream held mid-reply
+        whatever the machine's load, so a Ctrl-C lands in it for sure."""
+        deadline = time.monotonic() + limit
+        while not gate.wait(0.05) and not self._stopping.is_set():
+            if time.monotonic() > deadline:
+                break
 
 
 # --- reply shapes ---------------------------------------------------------------------------
@@ -528,12 +538,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         events = anthropic_events if record.api == "anthropic" else openai_events
         raw = reply.options.get("raw_events")
-        for text in raw if raw is not None else events(record, reply):
+        for sent, text in enumerate(raw if raw is not None else events(record, reply), 1):
             data = text.encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
             if reply.chunk_delay:
                 self.script._wait(reply.chunk_delay)
+            if reply.hold is not None and sent == reply.hold_after:
+                self.script._hold(reply.hold)
         if reply.fault == "drop":
             self._cut()
             return

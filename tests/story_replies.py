@@ -9,6 +9,7 @@ the user should see from the same object (``script.narratives``, ``script.summar
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ class StoryScript:
 
     narratives: deque[str] = field(default_factory=lambda: deque(NARRATIVES))
     chunk_delay: float = 0.0
+    hold: threading.Event | None = None  # the first reply stops after 3 chunks until it is set
     fail_writing: int = 0  # the next N writer calls answer 500 (after the retries too)
     location: str = "Lamp room"
     summary: str = "The apprentice climbed to the lamp room with Edda."
@@ -63,7 +65,9 @@ class StoryScript:
         text = self.narratives.popleft() if self.narratives else "The fog rolls on."
         self.written.append(text)
         pieces = [text[i : i + 6] for i in range(0, len(text), 6)]
-        return Reply(text=text, chunks=pieces, chunk_delay=self.chunk_delay)
+        hold, self.hold = self.hold, None
+        delay = self.chunk_delay
+        return Reply(text=text, chunks=pieces, chunk_delay=delay, hold=hold, hold_after=4)
 
     def analysis(self) -> dict[str, Any]:
         return {

@@ -54,7 +54,7 @@ class Running:
         self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
 
-    def wait_for(self, what: str, timeout: float = 30.0) -> None:
+    def wait_for(self, what: str, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while what not in self.text():
             assert time.monotonic() < deadline, f"no {what!r} in:\n{self.text()}"
@@ -68,11 +68,13 @@ class Running:
         assert self.process.stderr is not None
         return code, self.process.stderr.read()
 
-    def interrupt_mid_story(self, first_words: str) -> None:
-        """Ctrl-C once ``first_words`` of the reply are on screen, before the reply ends."""
+    def interrupt_mid_story(self, first_words: str, gate: threading.Event) -> None:
+        """Ctrl-C once ``first_words`` of the reply are on screen; the server holds the reply
+        (``gate``) until the question shows, so the Ctrl-C lands mid-reply on any machine."""
         self.wait_for(first_words)
         self.process.send_signal(signal.SIGINT)
         self.wait_for(QUESTION)
+        gate.set()
 
 
 def last_turn(home: Path) -> tuple[int, TurnRecord, int]:
@@ -87,10 +89,11 @@ def last_turn(home: Path) -> tuple[int, TurnRecord, int]:
 def test_ctrl_c_mid_reply_keep_stores_the_shown_text_and_continue_goes_on(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
-    scripted_server.reply_with(StoryScript(chunk_delay=0.25))
+    gate = threading.Event()
+    scripted_server.reply_with(StoryScript(chunk_delay=0.25, hold=gate))
     run = Running(scripted_server, tmp_path, "--session", "k")
     run.send("I climb the stairs.")
-    run.interrupt_mid_story(NARRATIVES[0][:12])
+    run.interrupt_mid_story(NARRATIVES[0][:12], gate)
     run.send("k")
     run.wait_for("Kept the unfinished reply as turn 1")
     number, record, _ = last_turn(clean_environ)
@@ -111,10 +114,11 @@ def test_ctrl_c_mid_reply_keep_stores_the_shown_text_and_continue_goes_on(
 def test_ctrl_c_mid_reply_then_r_writes_the_reply_again_with_fresh_dice(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
-    scripted_server.reply_with(StoryScript(chunk_delay=0.25))
+    gate = threading.Event()
+    scripted_server.reply_with(StoryScript(chunk_delay=0.25, hold=gate))
     run = Running(scripted_server, tmp_path, "--session", "r", "--seed", "7")
     run.send("I climb the stairs.")
-    run.interrupt_mid_story(NARRATIVES[0][:12])
+    run.interrupt_mid_story(NARRATIVES[0][:12], gate)
     run.send("r")
     run.wait_for("calls ")  # the footer of the rewritten turn
     code, err = run.finish()
@@ -129,10 +133,11 @@ def test_ctrl_c_mid_reply_then_r_writes_the_reply_again_with_fresh_dice(
 def test_ctrl_c_mid_reply_then_d_drops_it_and_stops_like_a_cancel(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
-    scripted_server.reply_with(StoryScript(chunk_delay=0.25))
+    gate = threading.Event()
+    scripted_server.reply_with(StoryScript(chunk_delay=0.25, hold=gate))
     run = Running(scripted_server, tmp_path, "--session", "d")
     run.send("I climb the stairs.")
-    run.interrupt_mid_story(NARRATIVES[0][:12])
+    run.interrupt_mid_story(NARRATIVES[0][:12], gate)
     run.send("d")
     run.send("I trim the wick.")  # not read: a cancelled turn ends line mode
     code, _ = run.finish()
@@ -142,25 +147,32 @@ def test_ctrl_c_mid_reply_then_d_drops_it_and_stops_like_a_cancel(
 
 
 class SlowAnalysis(StoryScript):
-    """The analyst takes its time: Ctrl-C lands after the whole reply is on screen."""
+    """The analyst answers only once the test lets it (``released``): Ctrl-C lands after the
+    whole reply is on screen, while the analysis call is under way (``asked``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked, self.released = threading.Event(), threading.Event()
 
     def __call__(self, body: object, request: object) -> object:
-        if getattr(request, "agent", "") == "analysis" and not getattr(self, "analysed", False):
-            self.analysed = True
-            time.sleep(4)
+        if getattr(request, "agent", "") == "analysis" and not self.asked.is_set():
+            self.asked.set()
+            self.released.wait(120)
         return super().__call__(body, request)
 
 
 def test_ctrl_c_during_the_analysis_keeps_the_whole_reply_and_retry_analyses_it(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
-    scripted_server.reply_with(SlowAnalysis())
+    script = SlowAnalysis()
+    scripted_server.reply_with(script)
     run = Running(scripted_server, tmp_path, "--session", "a", "--mode", "serial")
     run.send("I climb the stairs.")
     run.wait_for(NARRATIVES[0])
-    time.sleep(0.5)  # the analysis call is under way
+    assert script.asked.wait(120)  # the analysis call is under way
     run.process.send_signal(signal.SIGINT)
     run.wait_for(QUESTION)
+    script.released.set()
     run.send("")  # Enter: keep
     run.wait_for("Kept the unfinished reply as turn 1")
     _, record, _ = last_turn(clean_environ)
