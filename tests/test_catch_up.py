@@ -133,7 +133,7 @@ def _prompt(request: RecordedRequest) -> str:
 def test_the_estimate_comes_first_and_says_calls_and_tokens(imported: Imported) -> None:
     found = catch_up.pending(imported.play)
     assert found is not None
-    assert [len(b) for b in found.batches] == [8, 4]  # 12 turns, 8 a call
+    assert [len(b.turns) for b in found.batches] == [8, 4]  # 12 turns, 8 a call
     assert found.estimate.calls == 2 and found.estimate.turns == 12
     assert found.estimate.prompt_tokens > 500 and found.estimate.reply_tokens == 2 * 4096
     text = catch_up.estimate_text(found, "en")

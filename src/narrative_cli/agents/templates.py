@@ -63,9 +63,13 @@ def analysis_system(lang: str) -> str:
     return template(lang, "analysis_prefix") + "\n\n" + template(lang, "analysis_system")
 
 
-def catch_up_system(lang: str) -> str:
-    """The catch_up system prompt (issue #17): the analysis prefix, then the batch task."""
-    return template(lang, "analysis_prefix") + "\n\n" + template(lang, "catch_up_system")
+def catch_up_system(lang: str, rules: list[str] | None = None) -> str:
+    """The catch_up system prompt (issue #17): the analysis prefix, then the batch task, with
+    the card's ``[mvu_update]`` rules as mvu_extract gets them when there are any."""
+    kept = [r.strip() for r in rules or () if r.strip()]
+    rules_text = fill(lang, "mvu_rules", rules="\n\n".join(kept)) if kept else ""
+    body = fill(lang, "catch_up_system", rules=rules_text)
+    return template(lang, "analysis_prefix") + "\n\n" + body
 
 
 def mvu_extract_system(lang: str, rules: list[str]) -> str:

@@ -113,7 +113,7 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     ),
     "analysis_system": lambda s: plain("analysis_system", analysis_system(s.lang), stable=True),
     "catch_up_system": lambda s: plain(
-        "catch_up_system", catch_up_system(s.lang), stable=True
+        "catch_up_system", catch_up_system(s.lang, s.inputs.mvu_rules), stable=True
     ),
     "mvu_extract_system": lambda s: plain(
         "mvu_extract_system", mvu_extract_system(s.lang, s.inputs.mvu_rules), stable=True

@@ -298,6 +298,15 @@ MESSAGES: dict[str, str] = {
         "variables yet. Catching up takes {calls} call(s), about {prompt:,} prompt "
         "tokens and at most {reply:,} reply tokens."
     ),
+    "catchup.cut": (
+        "turn {turn}'s message (~{tokens:,} tokens) is longer than the {room:,} tokens the"
+        " model's context leaves for it: its beginning and end were read, the middle left out"
+    ),
+    "catchup.no_room": (
+        "the catch-up prompt without any old turn (~{fixed:,} tokens) and its reply limit"
+        " ({reply:,}) leave no room in the model's {context:,}-token context: set a larger"
+        " context_size in the profile, or a smaller agents.catch_up.max_tokens"
+    ),
     "catchup.ask": "Catch up now?",
     "catchup.how": "Type /catchup to catch up (or start with --catch-up).",
     "catchup.skipped": "Catch-up skipped; /catchup runs it later.",

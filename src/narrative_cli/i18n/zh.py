@@ -293,6 +293,15 @@ MESSAGES: dict[str, str] = {
         "{prompt:,} 个输入 token，回复最多 {reply:,} 个 "
         "token。"
     ),
+    "catchup.cut": (
+        "第 {turn} 轮的消息（约 {tokens:,} 个 token）超过模型上下文为它留出的 {room:,} 个 token："
+        "只读了开头和结尾，中间略去"
+    ),
+    "catchup.no_room": (
+        "补读提示词不含任何旧轮次时已有约 {fixed:,} 个 token，加上回复上限（{reply:,}），"
+        "模型 {context:,} 个 token 的上下文已无余地：请在配置档中调大 context_size，"
+        "或调小 agents.catch_up.max_tokens"
+    ),
     "catchup.ask": "现在补读吗？",
     "catchup.how": "输入 /catchup 补读（或用 --catch-up 启动）。",
     "catchup.skipped": "已跳过补读；之后可以用 /catchup。",

@@ -20,6 +20,8 @@ from narrative_cli.lore.engine import activate
 from narrative_cli.lore.index import LoreIndex, formatting_keys, index_for
 from narrative_cli.lore.matcher import key_matches
 from narrative_cli.lore.results import ActivationResult, ScanContext
+from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import MVU_UPDATE
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.lore.timed import TimedEffects
 
@@ -90,3 +92,16 @@ def _matches(index: LoreIndex, settings: LoreSettings, keys: Sequence[str], text
         compiled = formatting_keys(keys, settings)
     lowered = text.lower()
     return any(key_matches(key, text, lowered) for key in compiled)
+
+
+def mvu_rules_for(entries: Sequence[LoreEntry], settings: LoreSettings, text: str) -> list[str]:
+    """The ``[mvu_update]`` rules a stretch of ``text`` switches on, without a turn's scan:
+    the enabled entries, constant ones always and keyed ones when a key matches ``text``, as
+    ``run_lore`` switches them on (the catch-up reads old turns no lore scan ran over)."""
+    lowered = text.lower()
+    return [
+        entry.content
+        for entry in routes_for(entries).enabled(MVU_UPDATE)
+        if entry.constant
+        or any(key_matches(key, text, lowered) for key in formatting_keys(entry.keys, settings))
+    ]

@@ -2,15 +2,21 @@
 
 A SillyTavern chat imported into a session has its turns' text but none of what a played turn
 leaves behind: no summary entries, no state events, no MVU variables. ``catch_up`` reads the
-old turns a batch at a time (``plan_batches``: up to ``BATCH_TURNS`` turns and about
-``BATCH_TOKENS`` tokens of text each) and answers, per turn, what the analysis would have
+old turns a batch at a time (``pipeline.catch_up_batches``: fitted to the model's context
+window when the profile states one) and answers, per turn, what the analysis would have
 answered. ``run_batch`` applies that exactly as a played turn's analysis is applied (code owns
 the state): each turn's own MVU update block first (the commands the message carried in
 SillyTavern, as ``mvu_step.apply_reply`` applies a writer's), then the proposed events through
 ``state.engine.apply_events``, the summary entries into the ``SummaryStore``, and the agent's
 ``mvu_update`` commands through ``update_variables`` only for a turn whose message carried
-none (as ``mvu_extract`` is skipped when the writer gave a block). The result is one snapshot
-per turn, as if each had been played here.
+none (as ``mvu_extract`` is skipped when the writer gave a block); its prompt carries the
+card's ``[mvu_update]`` rules as mvu_extract's does. After each turn, when the turn after it
+would be a cut of the writers' window, the summary block is folded into chapters by the
+``compaction`` agent exactly as after a played turn (``pipeline.compaction.fold_down``, the
+same ``summary_budget``). The result is one snapshot per turn, as if each had been played here.
+
+Every call goes through a ``CallRunner`` whose turn is the batch's last turn (mode
+``catch_up``): traced like any other, and answered again by a recorded replay.
 
 Nothing here touches the store or the screen: ``play.catch_up`` drives the batches, stores
 each batch's snapshots and progress, and shows the progress bar.
@@ -24,38 +30,41 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from narrative_cli.agents.catch_up import CatchUpReply
-from narrative_cli.agents.table import agent as agent_spec
-from narrative_cli.context import parts
+from narrative_cli.agents.table import WINDOWS
 from narrative_cli.context.blocks import Prompt
-from narrative_cli.context.inputs import HistoryTurn, Lang, PromptInputs, SummaryEntry
+from narrative_cli.context.expand import apply_macros
+from narrative_cli.context.inputs import Lang, PromptInputs, SummaryEntry
 from narrative_cli.context.router import build_prompt
+from narrative_cli.errors import BackendError
+from narrative_cli.i18n import t
+from narrative_cli.lore.settings import LoreSettings
+from narrative_cli.lore.stage import mvu_rules_for
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.calls import CallRunner
+from narrative_cli.pipeline.catch_up_batches import (
+    AGENT,
+    SUMMARY_TOKENS_PER_TURN,
+    Batch,
+    PastTurn,
+    PromptOf,
+    Room,
+    next_batch,
+    past_turns_text,
+    plan_batches,
+    room_for,
+)
+from narrative_cli.pipeline.compaction import chapter_from, cuts_after, first_shown, fold_down
 from narrative_cli.pipeline.events import Listener, PipelineEvent
 from narrative_cli.pipeline.records import Snapshot
 from narrative_cli.pipeline.story import Story
 from narrative_cli.pipeline.trace import TraceWriter
-from narrative_cli.regex.prompt import prompt_text
+from narrative_cli.pipeline.turn import window_of
+from narrative_cli.state.chapters import Chapter, Fold
 from narrative_cli.state.engine import EventRecord, GameState, apply_events, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.mvu_commands import has_update
 from narrative_cli.state.mvu_update import MvuData, update_variables
 from narrative_cli.state.summaries import SummaryStore
-from narrative_cli.tokens import estimate_tokens
-
-AGENT = "catch_up"
-BATCH_TURNS = 8  # turns per call at most (the reply lists one item per turn)
-BATCH_TOKENS = 6000  # about this many tokens of old text per call
-
-
-@dataclass(frozen=True)
-class PastTurn:
-    """One imported turn: what the user wrote, the reply's story text and its MVU block."""
-
-    number: int
-    user_input: str
-    narrative: str
-    mvu_block: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,63 +128,74 @@ class BatchResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def plan_batches(
-    turns: Sequence[PastTurn], *, max_turns: int = BATCH_TURNS, max_tokens: int = BATCH_TOKENS
-) -> list[list[PastTurn]]:
-    """The turns in order, cut into batches of at most ``max_turns`` turns and (unless one
-    turn alone is longer) about ``max_tokens`` tokens of text."""
-    batches: list[list[PastTurn]] = []
-    current: list[PastTurn] = []
-    size = 0
-    for turn in turns:
-        cost = estimate_tokens(turn.user_input) + estimate_tokens(turn.narrative)
-        if current and (len(current) >= max_turns or size + cost > max_tokens):
-            batches.append(current)
-            current, size = [], 0
-        current.append(turn)
-        size += cost
-    if current:
-        batches.append(current)
-    return batches
+def batch_prompt(
+    story: Story, progress: Progress, batch: Sequence[PastTurn], *, turn: int | None = None
+) -> Prompt:
+    """The catch_up prompt of one batch, on the state caught up so far (an empty batch: the
+    prompt's fixed part, for the batch planner)."""
+    number = turn if turn is not None else batch[-1].number if batch else progress.turn + 1
+    return build_prompt(AGENT, _inputs(story, progress, number, batch), past_turns_text(
+        batch, story.lang))
 
 
-def batch_prompt(story: Story, progress: Progress, batch: Sequence[PastTurn]) -> Prompt:
-    """The catch_up prompt of one batch, on the state caught up so far."""
+def _inputs(
+    story: Story, progress: Progress, turn: int, batch: Sequence[PastTurn] = ()
+) -> PromptInputs:
+    """The batch's prompt inputs, macros expanded as a played turn's are."""
     lang: Lang = "zh" if story.lang == "zh" else "en"
-    summaries = [SummaryEntry(turn, text) for turn, text in progress.summaries.labelled_entries]
+    summaries = [SummaryEntry(number, text) for number, text in progress.summaries.labelled_entries]
     inputs = PromptInputs(
         card=story.card,
         persona=story.persona,
         lang=lang,
-        turn=batch[-1].number,
+        turn=turn,
         summaries=summaries,
+        chapters=list(progress.summaries.chapters),
         state_summary=_state_text(progress, lang),
+        mvu_rules=_mvu_rules(story, batch),
         clock=story.clock(),
         rng=random.Random(story.seed),  # macros in the card text draw the same every time
         pick_seed=str(story.seed),
     )
-    return build_prompt(AGENT, inputs, past_turns_text(batch, lang))
+    return apply_macros(inputs)
 
 
-def past_turns_text(batch: Sequence[PastTurn], lang: str) -> str:
-    """The batch as ``<recent_turns>`` shows turns: ``[Turn N] User: …`` / ``[Turn N] AI: …``."""
-    turns = [
-        HistoryTurn(t.number, prompt_text(t.user_input), prompt_text(t.narrative)) for t in batch
-    ]
-    return parts.recent_turns(turns, lang).text
+def _mvu_rules(story: Story, batch: Sequence[PastTurn]) -> list[str]:
+    """The card's ``[mvu_update]`` rules the batch's text switches on (an MVU card only)."""
+    if not story.uses_mvu:
+        return []
+    text = "\n".join(part for t in batch for part in (t.user_input, t.narrative) if part)
+    return mvu_rules_for(story.entries, LoreSettings.from_dict(story.settings.lore), text)
 
 
-def estimate(story: Story, progress: Progress, batches: Sequence[Sequence[PastTurn]]) -> Estimate:
+def estimate(story: Story, progress: Progress, batches: Sequence[Batch], room: Room) -> Estimate:
     """Calls and tokens of the whole catch-up: each batch's prompt as it would be built now
     (later ones also carry the summary lines the earlier batches add, about one per turn),
     and the reply limit of each call."""
-    spec = agent_spec(AGENT)
     prompt_tokens = 0
     done = 0
     for batch in batches:
-        prompt_tokens += batch_prompt(story, progress, batch).tokens + done * 40
-        done += len(batch)
-    return Estimate(done, len(batches), prompt_tokens, len(batches) * spec.max_tokens)
+        prompt_tokens += batch_prompt(story, progress, batch.turns).tokens
+        prompt_tokens += done * SUMMARY_TOKENS_PER_TURN
+        done += len(batch.turns)
+    return Estimate(done, len(batches), prompt_tokens, len(batches) * room.reply)
+
+
+def plan_ahead(story: Story, progress: Progress, turns: Sequence[PastTurn], room: Room) -> list[
+        Batch]:
+    """Every batch planned from the starting state (for the estimate; ``run`` plans each batch
+    again with ``plan_next`` from the state reached by then)."""
+    budget = story.settings.pipeline.summary_budget
+    return plan_batches(turns, _builder(story, progress), room, story.lang, budget=budget)
+
+
+def plan_next(story: Story, progress: Progress, turns: Sequence[PastTurn], room: Room) -> Batch:
+    """The next batch to run, fitted to ``room`` on the state reached so far."""
+    return next_batch(turns, _builder(story, progress), room, story.lang)
+
+
+def _builder(story: Story, progress: Progress) -> PromptOf:
+    return lambda batch: batch_prompt(story, progress, batch)
 
 
 def run_batch(
@@ -221,10 +241,52 @@ def run_batch(
         result.warnings.append(
             f"catch_up left out turn(s) {missing}: no summary or events for them"
         )
+    history = [played.number for played in story.history]
     for turn in batch:
         _apply_turn(story, progress, turn, reply, result)
+        _compact(story, progress, calls, [n for n in history if n < turn.number], result)
         result.snapshots[turn.number] = progress.snapshot(turn.number)
     return result
+
+
+def _compact(
+    story: Story,
+    progress: Progress,
+    calls: CallRunner,
+    before: list[int],
+    result: BatchResult,
+) -> None:
+    """Fold the summary block after turn ``progress.turn`` as a played turn's compaction
+    would (``before``: the turns the story had before it): only when the next turn is a cut
+    of the writers' window, only what no window shows in full, to the same budget."""
+    pipeline = story.settings.pipeline
+    number = progress.turn
+    turns = [*before, number]
+    if pipeline.summary_budget <= 0 or not cuts_after(
+        len(turns), *window_of(pipeline, "writing")
+    ):
+        return
+    inputs = _inputs(story, progress, number)
+
+    def ask(fold: Fold) -> Chapter | None:
+        what = {"first": fold.first, "last": fold.last}
+        prompt = build_prompt("compaction", replace(inputs, fold=fold))
+        try:
+            outcome = calls.complete_json(
+                "compaction", prompt.messages, cache_breakpoints=prompt.cache_breakpoints
+            )
+        except BackendError as error:
+            result.warnings.append(t("compaction.failed", story.lang, error=error, **what))
+            return None
+        chapter = chapter_from(outcome.value, fold, number + 1)
+        if chapter is None:
+            result.warnings.append(t("compaction.empty", story.lang, **what))
+        return chapter
+
+    boundary = first_shown(turns, [window_of(pipeline, w) for w in WINDOWS])
+    progress.summaries = fold_down(
+        progress.summaries, boundary, pipeline.summary_budget, story.lang, ask
+    )
 
 
 def _apply_turn(
@@ -273,12 +335,16 @@ def _ignore(event: PipelineEvent) -> None:
 
 __all__ = [
     "AGENT",
+    "Batch",
     "BatchResult",
     "Estimate",
     "PastTurn",
     "Progress",
+    "Room",
     "batch_prompt",
     "estimate",
-    "plan_batches",
+    "plan_ahead",
+    "plan_next",
+    "room_for",
     "run_batch",
 ]

@@ -18,7 +18,9 @@ lose no quest, relationship, item, flag or variable.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from narrative_cli.agents.table import WINDOWS
 from narrative_cli.context.recall import clip_to_tokens
@@ -28,6 +30,7 @@ from narrative_cli.errors import BackendError
 from narrative_cli.i18n import t
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.state.chapters import Chapter, Fold, plan_fold
+from narrative_cli.state.summaries import SummaryStore
 
 MAX_FOLDS = 3  # entries → chapter → arc → one arc, at most, per cut
 SLACK = 1.5  # a reply longer than its limit by more than this is clipped
@@ -35,18 +38,29 @@ SLACK = 1.5  # a reply longer than its limit by more than this is clipped
 
 def next_turn_cuts(state: TurnState) -> bool:
     """Is the turn after this one a cut point of the writers' window?"""
-    length = len(state.history) + 1  # the history the next turn sees (this turn included)
-    n, m = state.window_settings("writing")
+    return cuts_after(len(state.history) + 1, *state.window_settings("writing"))
+
+
+def cuts_after(length: int, n: int, m: int) -> bool:
+    """Does the window move when the history grows from ``length - 1`` to ``length`` turns
+    (``length``: the history the next turn sees, this turn included)?"""
     return window_first(length, n, m) != window_first(length - 1, n, m)
 
 
 def fold_boundary(state: TurnState) -> int:
     """The first turn any window shows in full next turn: only turns before it are folded."""
     turns = [turn.number for turn in state.history] + [state.number]
+    windows = [state.window_settings(window) for window in WINDOWS]
+    return first_shown(turns, windows)
+
+
+def first_shown(turns: Sequence[int], windows: Iterable[tuple[int, int]]) -> int:
+    """The first of ``turns`` (the history the next turn sees) any of the n+m ``windows``
+    shows in full; past the last turn when none shows one."""
     firsts = []
-    for window in WINDOWS:
-        first = window_first(len(turns), *state.window_settings(window))
-        firsts.append(turns[first] if first < len(turns) else state.number + 1)
+    for n, m in windows:
+        first = window_first(len(turns), n, m)
+        firsts.append(turns[first] if first < len(turns) else turns[-1] + 1)
     return min(firsts)
 
 
@@ -55,16 +69,39 @@ def compact_at_cut(state: TurnState) -> None:
     budget = state.story.settings.pipeline.summary_budget
     if budget <= 0 or not next_turn_cuts(state):
         return
-    before = fold_boundary(state)
+    state.summaries = fold_down(
+        state.summaries, fold_boundary(state), budget, state.lang, lambda fold: _ask(state, fold)
+    )
+
+
+def fold_down(
+    store: SummaryStore,
+    before: int,
+    budget: int,
+    lang: str,
+    ask: Callable[[Fold], Chapter | None],
+) -> SummaryStore:
+    r"""``store`` with up to :data:`MAX_FOLDS` folds of what lies before turn ``before``, each
+    one ``ask``\ ed for, while the block is over ``budget``; a fold that gives nothing stops."""
     for _ in range(MAX_FOLDS):
-        store = state.summaries
-        fold = plan_fold(store.labelled_entries, store.chapters, before, budget, state.lang)
+        fold = plan_fold(store.labelled_entries, store.chapters, before, budget, lang)
         if fold is None:
-            return
-        chapter = _ask(state, fold)
+            break
+        chapter = ask(fold)
         if chapter is None:
-            return
-        state.summaries = store.with_chapter(chapter)
+            break
+        store = store.with_chapter(chapter)
+    return store
+
+
+def chapter_from(value: Mapping[str, Any] | None, fold: Fold, shown_from: int) -> Chapter | None:
+    """The chapter of a compaction reply (None: no summary in it), one line, clipped."""
+    text = str((value or {}).get("summary", "")).strip()
+    if not text:
+        return None
+    text = " ".join(text.split())  # one line: the summary block is one line per item
+    text = clip_to_tokens(text, int(fold.limit_tokens * SLACK))
+    return Chapter(fold.first, fold.last, fold.level, text, shown_from=shown_from)
 
 
 def _ask(state: TurnState, fold: Fold) -> Chapter | None:
@@ -80,10 +117,7 @@ def _ask(state: TurnState, fold: Fold) -> Chapter | None:
         except BackendError as error:
             state.warn("post", t("compaction.failed", state.lang, error=error, **what))
             return None
-    text = str((outcome.value or {}).get("summary", "")).strip()
-    if not text:
+    chapter = chapter_from(outcome.value, fold, state.number + 1)
+    if chapter is None:
         state.warn("post", t("compaction.empty", state.lang, **what))
-        return None
-    text = " ".join(text.split())  # one line: the summary block is one line per item
-    text = clip_to_tokens(text, int(fold.limit_tokens * SLACK))
-    return Chapter(fold.first, fold.last, fold.level, text, shown_from=state.number + 1)
+    return chapter

@@ -20,6 +20,7 @@ from typing import Any
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.replies import Plan
 from narrative_cli.agents.table import WINDOWS
+from narrative_cli.config import PipelineSettings
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import (
     HistoryTurn,
@@ -192,10 +193,7 @@ class TurnState:
         return history[window_first(len(history), n, m) :]
 
     def window_settings(self, agent: str) -> tuple[int, int]:
-        pipeline = self.story.settings.pipeline
-        if agent == "planning":
-            return pipeline.recent_turns_for_planning, pipeline.planning_growth_margin
-        return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin
+        return window_of(self.story.settings.pipeline, agent)
 
     def state_text(self) -> str:
         """``<state_summary>``: the MVU variables when there are any, else the game state."""
@@ -347,3 +345,10 @@ def prompt_history(story: Story) -> list[HistoryTurn]:
         _BUILT.clear()
     _BUILT[id(story)] = (story, list(played), built)
     return list(built)
+
+
+def window_of(pipeline: PipelineSettings, window: str) -> tuple[int, int]:
+    """The n+m settings of ``window`` (``planning``; anything else is the writers')."""
+    if window == "planning":
+        return pipeline.recent_turns_for_planning, pipeline.planning_growth_margin
+    return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin

@@ -26,11 +26,15 @@ from typing import Any, Protocol
 from narrative_cli.errors import BackendError, BadInput, SnapshotMissing, TurnCancelled
 from narrative_cli.i18n import t
 from narrative_cli.pipeline.catch_up import (
+    Batch,
     Estimate,
     PastTurn,
     Progress,
+    Room,
     estimate,
-    plan_batches,
+    plan_ahead,
+    plan_next,
+    room_for,
     run_batch,
 )
 from narrative_cli.pipeline.events import CallFinished, PipelineEvent
@@ -51,16 +55,18 @@ class CatchUpScreen(Protocol):
 
 @dataclass(frozen=True)
 class Pending:
-    """The turns a catch-up would read, in batches, and what it would cost."""
+    """The turns a catch-up would read, in batches planned ahead, and what it would cost."""
 
-    batches: list[list[PastTurn]]
+    turns: list[PastTurn]
+    batches: list[Batch]  # as planned from the start (``run`` plans each again as it goes)
     start: Snapshot  # the state the first batch starts from
     estimate: Estimate
     last_turn: int
+    room: Room
 
     @property
     def first(self) -> int:
-        return self.batches[0][0].number
+        return self.turns[0].number
 
 
 @dataclass(frozen=True)
@@ -101,10 +107,12 @@ def pending(play: PlaySession) -> Pending | None:
     ]
     if not turns:
         return None
-    batches = plan_batches(turns)
-    start = _start_snapshot(play, batches[0][0].number - 1)
-    cost = estimate(play.story, Progress.from_snapshot(start, play.story.lang), batches)
-    return Pending(batches, start, cost, turns[-1].number)
+    start = _start_snapshot(play, turns[0].number - 1)
+    reached = Progress.from_snapshot(start, play.story.lang)
+    room = room_for(play.backends)
+    batches = plan_ahead(play.story, reached, turns, room)
+    cost = estimate(play.story, reached, batches, room)
+    return Pending(turns, batches, start, cost, turns[-1].number, room)
 
 
 def _start_snapshot(play: PlaySession, number: int) -> Snapshot:
@@ -152,7 +160,11 @@ def offer(
 ) -> Outcome | None:
     """At opening: run, decline or offer the catch-up (``choice`` is --catch-up/--no-catch-up;
     ``ask`` a yes/no question on a terminal, None in line mode). None: nothing was run."""
-    found = pending(play)
+    try:
+        found = pending(play)
+    except BadInput as error:  # no room in the model's context: said, the session opens
+        screen.error(error.message, hint=error.hint)
+        return None
     if found is None:
         return None
     progress = stored.state(play.store, play.session_id)
@@ -178,8 +190,16 @@ def offer(
     return run(play, screen, found)
 
 
-def run(play: PlaySession, screen: CatchUpScreen, found: Pending | None = None) -> Outcome:
-    """Catch up on every turn left, a batch at a time (BadInput: nothing to catch up on)."""
+def run(
+    play: PlaySession,
+    screen: CatchUpScreen,
+    found: Pending | None = None,
+    *,
+    before_batch: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Catch up on every turn left, a batch at a time (BadInput: nothing to catch up on, or
+    no room in the model's context). Each batch is planned on the state reached so far;
+    ``before_batch`` hears each batch's last turn first (a recorded replay's turn)."""
     found = found or pending(play)
     if found is None:
         raise BadInput(_nothing_left(play))
@@ -188,13 +208,16 @@ def run(play: PlaySession, screen: CatchUpScreen, found: Pending | None = None) 
     counter = _Counter()
     warnings: list[str] = []
     done, stopped = 0, ""
-    title = t("catchup.title", lang)
-    total = sum(len(batch) for batch in found.batches)
-    with screen.progress(title, total) as advance:
-        for batch in found.batches:
+    left = list(found.turns)
+    with screen.progress(t("catchup.title", lang), len(left)) as advance:
+        while left:
+            batch = plan_next(story, progress, left, found.room)
+            if before_batch is not None:
+                before_batch(batch.turns[-1].number)
             try:
                 result = run_batch(
-                    story, progress, batch, play.backends, listener=counter, trace=play.trace
+                    story, progress, batch.turns, play.backends, listener=counter,
+                    trace=play.trace,
                 )
             except TurnCancelled:
                 stopped = "cancelled (Ctrl-C)"
@@ -208,8 +231,9 @@ def run(play: PlaySession, screen: CatchUpScreen, found: Pending | None = None) 
                 {n: snap.to_dict() for n, snap in result.snapshots.items()},
                 last_turn=found.last_turn,
             )
-            warnings.extend(result.warnings)
-            done += len(batch)
+            warnings.extend([*batch.warnings, *result.warnings])
+            done += len(batch.turns)
+            left = left[len(batch.turns):]
             advance(done)
     play.reload()
     outcome = Outcome(
