@@ -115,6 +115,10 @@ class MemoryScript:
             return self.narratives.popleft() if self.narratives else "The fog rolls on."
         if agent == "analysis":
             return {"events": [], "summary_entries": [self.summary.format(n=self.played)]}
+        if agent.startswith("tool:"):
+            return "<keeper_log>20:00. Fog thick. Lamp lit.</keeper_log>"
+        if agent == "mvu_extract":
+            return "<UpdateVariable></UpdateVariable>"
         return None
 
     def item(self, n: int) -> dict[str, Any]:

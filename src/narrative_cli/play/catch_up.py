@@ -87,8 +87,9 @@ def _imported(record: dict[str, Any]) -> bool:
     return "imported" in record and "mode" not in record
 
 
-def pending(play: PlaySession) -> Pending | None:
-    """What is left to catch up on (None: nothing; a session not imported, or done)."""
+def pending(play: PlaySession, until: int | None = None) -> Pending | None:
+    """What is left to catch up on (None: nothing; a session not imported, or done);
+    ``until``: only the turns up to it (a replay repeats a catch-up that stopped there)."""
     last = play.store.resume(play.session_id)  # one record: most sessions stop here
     if last.number == 0 or not _imported(last.record):
         return None
@@ -105,6 +106,8 @@ def pending(play: PlaySession) -> Pending | None:
         for r in records
         if int(r.get("number", 0)) > through and _imported(r)
     ]
+    last_turn = turns[-1].number if turns else 0
+    turns = [turn for turn in turns if until is None or turn.number <= until]
     if not turns:
         return None
     start = _start_snapshot(play, turns[0].number - 1)
@@ -112,7 +115,7 @@ def pending(play: PlaySession) -> Pending | None:
     room = room_for(play.backends)
     batches = plan_ahead(play.story, reached, turns, room)
     cost = estimate(play.story, reached, batches, room)
-    return Pending(turns, batches, start, cost, turns[-1].number, room)
+    return Pending(turns, batches, start, cost, last_turn, room)
 
 
 def _start_snapshot(play: PlaySession, number: int) -> Snapshot:
@@ -145,7 +148,7 @@ def estimate_text(found: Pending, lang: str) -> str:
         lang,
         turns=cost.turns,
         first=found.first,
-        last=found.last_turn,
+        last=found.turns[-1].number,
         calls=cost.calls,
         prompt=cost.prompt_tokens,
         reply=cost.reply_tokens,

@@ -11,7 +11,10 @@ Formats:
   are not used; hidden (``is_system``) and empty messages are skipped with a warning;
 - our ``.jsonl`` export: the same, plus the session's seed from ``chat_metadata.narrative_cli``;
 - our JSON dump (``narrative sessions export ID FILE.json``): each turn's selected swipe gives
-  the user input, turn 0 the greeting, the header the seed.
+  the user input, turn 0 the greeting, the header the seed. A session imported from a
+  SillyTavern chat starts with imported turns (records without our ``mode``): the log keeps
+  their records (``imported``), which the replay stores as they were and catches up on
+  (``play.catch_up``) before it plays the turns after them, as the session did.
 
 ``read_logs(paths)`` reads many logs at once and gives each a unique, stable ``label`` (the
 file name without suffix, with its folder added when two logs share a name).
@@ -69,6 +72,10 @@ class ReplayLog:
     # every character message before the first user message, with its speaker's name: a
     # group chat opens with each member's greeting (``replay.runner.use_log_greeting``)
     greetings: tuple[tuple[str, str], ...] = ()
+    # a dump of an imported session: the records of its first turns, taken from SillyTavern
+    # and never played here (turns 1..N; ``turns`` holds them too, so numbers line up)
+    imported: tuple[dict[str, Any], ...] = ()
+    catch_up_through: int = 0  # the last imported turn the session caught up on (0: none)
 
     @property
     def derived_seed(self) -> int:
@@ -201,12 +208,17 @@ def _from_dump(dump: Any, where: str, digest: str) -> ReplayLog:
     greeting: str | None = None
     turns: list[UserTurn] = []
     warnings: list[str] = []
+    imported: list[dict[str, Any]] = []
     for position, turn in enumerate(raw_turns):
         number, record, created = _dump_turn(turn, where, position)
         if number == 0:
             greeting = str(record.get("narrative") or "") or None
             continue
         text = str(record.get("user_input") or "")
+        if is_imported(record) and len(imported) == len(turns) == number - 1:
+            imported.append(record)  # read by the catch-up, not played: empty input or not
+            turns.append(UserTurn(text, parse_when(created)))
+            continue
         if text.strip():
             stream = record.get("rng_stream")
             turns.append(
@@ -223,10 +235,36 @@ def _from_dump(dump: Any, where: str, digest: str) -> ReplayLog:
         greeting=greeting,
         turns=turns,
         seed=_seed(session),
-        user_name=_text(session, "user_name"),
+        user_name=_dump_user(session, bool(imported)),
         started=parse_when(session.get("created_at")) if isinstance(session, dict) else None,
         warnings=warnings,
+        imported=tuple(imported),
+        catch_up_through=_caught_up(dump.get("catch_up"), len(imported)),
     )
+
+
+def _dump_user(session: Any, imported: bool) -> str | None:
+    """The name the session played the user under. An imported session's header names the
+    chat's user, but it plays under the name its settings give (none: the default persona),
+    as ``run --resume`` opens it."""
+    if not imported:
+        return _text(session, "user_name")
+    settings = session.get("settings") if isinstance(session, dict) else None
+    return _text(settings, "user_name")
+
+
+def _caught_up(progress: Any, imported: int) -> int:
+    """How far the dumped session's catch-up read (``through``; 0 when it never ran or the
+    player declined before it read anything), within its imported turns."""
+    through = progress.get("through") if isinstance(progress, dict) else None
+    if not isinstance(through, int) or isinstance(through, bool):
+        return 0
+    return max(0, min(through, imported))
+
+
+def is_imported(record: dict[str, Any]) -> bool:
+    """A turn taken from a SillyTavern chat and never played here (we write ``mode``)."""
+    return "imported" in record and "mode" not in record
 
 
 def _dump_turn(turn: Any, where: str, position: int) -> tuple[int, dict[str, Any], Any]:

@@ -43,6 +43,7 @@ from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play import opening
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.play.options import PlayOptions
+from narrative_cli.replay.imported import catch_up_pending, replay_catch_up, store_imported
 from narrative_cli.replay.keys import REPLAY_KEY, find_replay, replay_entry, replay_key
 from narrative_cli.replay.keys import settings_hash as compute_settings_hash
 from narrative_cli.replay.limiter import TokenBucket
@@ -212,7 +213,9 @@ def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcom
     key = replay_key(log, shared.card_hash, shared.run_hash)
     existing = find_replay(store, key)
     total = len(log.turns)
-    if existing is not None and existing.last_turn >= total:
+    if existing is not None and existing.last_turn >= total and not catch_up_pending(
+        store, existing.id, log
+    ):
         return _outcome(store, log, existing.id, SKIPPED)
     shared.progress(Progress(log.label, "start", existing.last_turn if existing else 0, total))
     try:
@@ -225,6 +228,7 @@ def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcom
     status, played = DONE, 0
     problem: NarrativeError | None = None
     try:
+        replay_catch_up(play, log, recorded)  # an imported session's old turns, first
         for index in range(play.turn, total):
             if shared.cancel.is_set():
                 status = CANCELLED
@@ -308,6 +312,8 @@ def _open(
             lore=opening.lore_refs(options.lorebooks),
             card_hash=shared.card_hash,
         )
+        if log.imported:
+            store_imported(play, log)
     if shared.options.play.trace:
         play.trace = TraceWriter(
             trace_dir(shared.options.play.trace, log, shared.single), log.label

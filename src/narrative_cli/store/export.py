@@ -22,6 +22,7 @@ from urllib.parse import quote
 from narrative_cli.credentials import scrub
 from narrative_cli.domain import Chat, ChatMessage
 from narrative_cli.errors import ChatFileError, SnapshotMissing
+from narrative_cli.store.catch_up import state as catch_up_state
 from narrative_cli.store.models import Json, SessionInfo, SwipeData, TurnData
 from narrative_cli.store.sessions import SessionStore
 
@@ -88,6 +89,10 @@ def session_dump(
         "session": session_header(info),
         "turns": [_dump_turn(t) for t in store.iter_turns(session_id, snapshots=True)],
     }
+    progress = catch_up_state(store, session_id)
+    if progress is not None:  # an imported chat's catch-up: how far it read (a replay repeats it)
+        data["catch_up"] = {"through": progress.through, "last_turn": progress.last_turn,
+                            "status": progress.status}
     if usage is not None:
         data["usage"] = dict(usage)
     dump: Json = scrub(data)
