@@ -97,12 +97,15 @@ class MemoryScript:
     batches: list[list[int]] = field(default_factory=list)
     narratives: deque[str] = field(default_factory=deque)
     played: int = 0
+    queued_batch: int | None = None  # this catch_up call (0-based) is answered by the queue
 
     def __call__(self, body: Any, request: RecordedRequest) -> Reply | str | dict[str, Any] | None:
         agent = request.agent
         if agent == "catch_up":
             numbers = [int(n) for n in _TURN.findall(request.messages[-1]["content"])]
             self.batches.append(numbers)
+            if self.queued_batch == len(self.batches) - 1:
+                return None
             return {"turns": [self.item(n) for n in numbers]}
         if agent == "compaction":
             first, last = _FOLD.search(request.messages[-1]["content"]).groups()  # type: ignore[union-attr]

@@ -81,3 +81,35 @@ def test_a_caught_up_session_replays_from_its_trace_to_the_same_memory(
     assert "the prompt differs from the recorded one" in said  # the chapters it folded
     assert "<story_summary>" in said and "Traceback" not in said
     assert len(scripted_server.requests) == sent
+
+
+def test_a_catch_up_stopped_part_way_is_replayed_as_far_as_it_read(
+    scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
+) -> None:
+    write_config(scripted_server, pipeline={"mode": "serial"})
+    script = MemoryScript(mvu={n: "_.add('keeper.lamp_oil', -1);//a night" for n in (2, 10)})
+    scripted_server.reply_with(script)
+    replies = [f"Night {n} passes by the lamp." for n in range(1, 13)]
+    chat = write_chat(tmp_path / "chat.jsonl", replies, greeting="Fog at the window.")
+    done = narrative(None, "sessions", "import", str(chat), "--card", str(CARD), "--seed", "9")
+    assert done.returncode == 0, done.stderr
+
+    trace = tmp_path / "trace"
+    # the second batch fails: the catch-up keeps turns 1-8, then the player plays on
+    script.queued_batch = 1
+    scripted_server.queue_fault("status", status=400, body={"error": {"message": "bad batch"}})
+    ran = narrative(scripted_server, "run", "--resume", "1", "--catch-up", "--trace", str(trace),
+                    stdin="I watch the sea.\n")
+    assert ran.returncode == 0, ran.stderr
+    assert "catch-up stopped after turn 8" in ran.stdout + ran.stderr
+    original = snapshots(clean_environ, 1)
+    assert original[8]["mvu"]["keeper"]["lamp_oil"][0] == 11  # turn 2 read, turn 10 never
+    assert not original[10]["summaries"]["entries"]
+
+    dump = tmp_path / "dump.json"
+    assert narrative(None, "sessions", "export", "1", str(dump)).returncode == 0
+    replayed = narrative(scripted_server, "replay", str(dump), "--card", str(CARD),
+                         "--responses", str(trace))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    again = snapshots(clean_environ, 2)
+    assert {n: s for n, s in again.items() if n} == {n: s for n, s in original.items() if n}
