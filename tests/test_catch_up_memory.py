@@ -326,3 +326,19 @@ def test_a_long_chat_is_folded_into_chapters_within_the_summary_budget(
             assert "fact-1:" not in shown and estimate_tokens(shown) <= 2 * budget
         finally:
             play.close()
+
+
+def test_the_bundled_model_gets_small_batches_without_starting_it() -> None:
+    from narrative_cli.config import Profile, Settings
+    from narrative_cli.pipeline.backendset import BackendSet
+    from narrative_cli.pipeline.catch_up import room_for
+
+    settings = Settings()
+    settings.profiles["local"] = Profile(name="local", provider="local")
+    settings.default_profile = "local"
+    opened: list[str] = []
+    backends = BackendSet.from_settings(settings, opener=lambda p, a: opened.append(p.name))  # type: ignore[arg-type,func-returns-value,return-value]
+    room = room_for(backends)
+    assert (room.context, room.reply, room.max_turns) == (8192, 512, 4)
+    assert room.text_room(1500) == 6000 and room.text_room(3000) == 8192 - 512 - 3000
+    assert opened == []  # the estimate starts no model server

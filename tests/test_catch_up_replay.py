@@ -39,7 +39,7 @@ def test_a_caught_up_session_replays_from_its_trace_to_the_same_memory(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
     write_config(scripted_server, pipeline={"summary_budget": 90, "mode": "serial"})
-    script = MemoryScript(mvu={n: "_.add('keeper.lamp_oil', -1);//a night" for n in (1, 4, 9)})
+    script = MemoryScript(mvu=dict.fromkeys((1, 4, 9), "_.add('keeper.lamp_oil', -1);//a night"))
     scripted_server.reply_with(script)
     replies = [f"Night {n} passes by the lamp." for n in range(1, 21)]
     replies[2] += "\n<UpdateVariable>\n_.add('keeper.lamp_oil', -2);//spilled\n</UpdateVariable>"
@@ -87,7 +87,7 @@ def test_a_catch_up_stopped_part_way_is_replayed_as_far_as_it_read(
     scripted_server: ScriptedServer, clean_environ: Path, tmp_path: Path
 ) -> None:
     write_config(scripted_server, pipeline={"mode": "serial"})
-    script = MemoryScript(mvu={n: "_.add('keeper.lamp_oil', -1);//a night" for n in (2, 10)})
+    script = MemoryScript(mvu=dict.fromkeys((2, 10), "_.add('keeper.lamp_oil', -1);//a night"))
     scripted_server.reply_with(script)
     replies = [f"Night {n} passes by the lamp." for n in range(1, 13)]
     chat = write_chat(tmp_path / "chat.jsonl", replies, greeting="Fog at the window.")

@@ -70,6 +70,14 @@ class BackendSet:
                 self._opened[opened] = self.opener(profile, agent_settings)
             return self._opened[opened], agent_settings
 
+    def reply_limit(self, agent: str) -> int | None:
+        """The ``max_tokens`` ``agent``'s requests carry, without opening its backend (a
+        local profile's opens the model server)."""
+        for key in (agent, agent.split(":", 1)[0], "*"):
+            if key in self.fixed:
+                return self.fixed[key][1].max_tokens
+        return self.settings.agent(agent).max_tokens if self.settings is not None else None
+
     def configured(self, agent: str) -> AgentSettings | None:
         """The settings the user gave for ``agent`` (no defaults filled in), if any: a
         preset's samplers give way to these (``pipeline.samplers``)."""

@@ -76,9 +76,9 @@ class Room:
 
 
 def room_for(backends: BackendSet) -> Room:
-    """The catch_up agent's room under the configured (or recorded) profile."""
-    _, settings = backends.get(AGENT)
-    reply = settings.max_tokens or agent_spec(AGENT).max_tokens
+    """The catch_up agent's room under the configured (or recorded) profile; nothing is
+    opened (the estimate comes before the player says yes)."""
+    reply = backends.reply_limit(AGENT) or agent_spec(AGENT).max_tokens
     return Room(backends.context_limit(AGENT), reply)
 
 

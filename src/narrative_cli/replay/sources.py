@@ -41,6 +41,13 @@ class RecordedLimits(BackendSet):
                 return self.limits[key]
         return super().context_limit(agent)
 
+    def reply_limit(self, agent: str) -> int | None:
+        """The reply limit the recording used (``max_tokens:…``), else the configured one."""
+        for key in (agent, agent.split(":", 1)[0], "*"):
+            if f"max_tokens:{key}" in self.limits:
+                return self.limits[f"max_tokens:{key}"]
+        return super().reply_limit(agent)
+
     def get(self, agent: str) -> tuple[Backend, AgentSettings]:
         """The agent's backend, with the reply limit the recording used (``max_tokens:…``)."""
         backend, agent_settings = super().get(agent)
