@@ -228,7 +228,10 @@ def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcom
     status, played = DONE, 0
     problem: NarrativeError | None = None
     try:
-        replay_catch_up(play, log, recorded)  # an imported session's old turns, first
+        if log.imported:  # an imported session's old turns first, on the first one's clock
+            moment = turn_clock(log, 0)
+            play.story.clock = lambda: moment
+            replay_catch_up(play, log, recorded)
         for index in range(play.turn, total):
             if shared.cancel.is_set():
                 status = CANCELLED
