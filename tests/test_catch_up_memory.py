@@ -342,3 +342,30 @@ def test_the_bundled_model_gets_small_batches_without_starting_it() -> None:
     assert (room.context, room.reply, room.max_turns) == (8192, 512, 4)
     assert room.text_room(1500) == 6000 and room.text_room(3000) == 8192 - 512 - 3000
     assert opened == []  # the estimate starts no model server
+
+
+def _fixed_prompt(fixed: str) -> Any:
+    """A batch's prompt: ``fixed`` text plus the batch as ``<past_turns>`` shows it."""
+    from narrative_cli.context.blocks import Prompt
+    from narrative_cli.domain import Message
+    from narrative_cli.pipeline.catch_up_batches import past_turns_text
+
+    return lambda batch: Prompt("catch_up", [Message("system", fixed),
+                                             Message("user", past_turns_text(batch, "en"))], [])
+
+
+def test_a_long_message_is_cut_only_when_the_context_is_known() -> None:
+    from narrative_cli.pipeline.catch_up_batches import PastTurn, Room, next_batch
+
+    long = PastTurn(1, "Go on.", "BEGIN " + "word " * 9000 + "END")
+    short = PastTurn(2, "Then?", "A short night.")
+    build = _fixed_prompt("rules " * 300)
+    whole = next_batch([long, short], build, Room(None, 4096), "en")
+    assert whole.turns == [long] and whole.warnings == []  # as before: sent whole, alone
+    cut = next_batch([long, short], build, Room(4000, 512), "en")
+    [turn] = cut.turns
+    assert turn.cut and turn.narrative.startswith("BEGIN") and turn.narrative.endswith("END")
+    assert "tokens of this message left out here" in turn.narrative
+    assert build(cut.turns).tokens + 512 <= 4000 and len(cut.warnings) == 1
+    fits = next_batch([short, long], build, Room(4000, 512), "en")
+    assert fits.turns == [short] and not fits.warnings  # the long one waits for its own call

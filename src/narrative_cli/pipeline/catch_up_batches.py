@@ -9,8 +9,9 @@ part (the rules, the character, the summary and state caught up so far: measured
 prompt, not guessed), so no call overflows. The reply holds one item per turn, so a short
 reply limit also means fewer turns a call (about ``REPLY_TOKENS_PER_TURN`` each).
 
-One message longer than the whole room is cut to fit (its beginning and its end, with a note
-in the text saying how much was left out) and reported, never a failure.
+When the window is known, one message longer than the whole room is cut to fit (its beginning
+and its end, with a note in the text saying how much was left out) and reported, never a
+failure; without one, a long message is sent whole in a batch of its own, as before.
 
 ``next_batch`` plans the batch to run now from the state reached so far (what ``run`` uses,
 so a replay plans the same batches); ``plan_batches`` plans them all ahead from the starting
@@ -108,11 +109,18 @@ def past_turns_text(batch: Sequence[PastTurn], lang: str) -> str:
 
 
 def next_batch(
-    turns: Sequence[PastTurn], build: PromptOf, room: Room, lang: str, *, extra: int = 0
+    turns: Sequence[PastTurn],
+    build: PromptOf,
+    room: Room,
+    lang: str,
+    *,
+    extra: int = 0,
+    fixed: int | None = None,
 ) -> Batch:
-    """The first turns of ``turns`` one call can read (at least one, cut when it must be);
-    ``extra``: tokens the fixed part will have grown by when the batch runs (the estimate)."""
-    fixed = build([]).tokens + extra
+    """The first turns of ``turns`` one call can read (at least one; cut to fit when the
+    context is known and it alone does not). ``extra``: tokens the fixed part will have grown
+    by when the batch runs (the estimate); ``fixed``: the fixed part, when already measured."""
+    fixed = (build([]).tokens if fixed is None else fixed) + extra
     text_room = room.text_room(fixed)
     if text_room < MIN_TEXT_TOKENS:
         raise BadInput(t("catchup.no_room", lang, context=room.context, reply=room.reply,
@@ -125,16 +133,19 @@ def next_batch(
             break
         taken.append(turn)
         size += cost
+    if room.context is None:  # nothing to overflow that we know of: as planned
+        return Batch(taken)
     # The estimate is per turn: check the real prompt, and give back turns until it fits.
     while len(taken) > 1 and not room.fits(build(taken).tokens + extra):
         taken.pop()
-    batch = Batch(taken)
-    if len(taken) == 1 and (turn_tokens(taken[0], lang) > text_room
-                            or not room.fits(build(taken).tokens + extra)):
-        cut = fit_turn(taken[0], build, room, lang, text_room, extra)
-        batch = Batch([cut], [t("catchup.cut", lang, turn=cut.number,
-                                tokens=turn_tokens(taken[0], lang), room=text_room)])
-    return batch
+    alone = len(taken) == 1
+    if not alone or (turn_tokens(taken[0], lang) <= text_room
+                     and room.fits(build(taken).tokens + extra)):
+        return Batch(taken)
+    cut = fit_turn(taken[0], build, room, lang, text_room, extra)
+    note = t("catchup.cut", lang, turn=cut.number, tokens=turn_tokens(taken[0], lang),
+             room=text_room)
+    return Batch([cut], [note])
 
 
 def fit_turn(
@@ -187,10 +198,11 @@ def plan_batches(
     batches: list[Batch] = []
     left = list(turns)
     done = 0
+    fixed = build([]).tokens  # the same state all along: measured once
     while left:
         grown = done * SUMMARY_TOKENS_PER_TURN
         extra = min(grown, 2 * budget) if budget > 0 else grown
-        batch = next_batch(left, build, room, lang, extra=extra)
+        batch = next_batch(left, build, room, lang, extra=extra, fixed=fixed)
         batches.append(batch)
         left = left[len(batch.turns):]
         done += len(batch.turns)
