@@ -311,7 +311,14 @@ def test_a_long_chat_is_folded_into_chapters_within_the_summary_budget(
     with SessionStore(tmp_path / "s.db") as store:
         play = open_imported(store, chat, CARD)
         try:
-            assert catch_up.run(play, screen_for(play)).finished
+            found = catch_up.pending(play)
+            assert found is not None
+            outcome = catch_up.run(play, screen_for(play), found)
+            assert outcome.finished
+            folds = len(of(scripted_server, "compaction"))
+            assert folds and outcome.calls == len(script.batches) + folds
+            # the estimate counts the folds too (summary lines of the usual size: more of them)
+            assert found.estimate.calls >= outcome.calls
             summaries = play.story.snapshot.summaries
             assert len(summaries["entries"]) == turns  # every entry kept (recall, /summary)
             assert len(summaries["chapters"]) >= 3

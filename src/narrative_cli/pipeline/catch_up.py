@@ -25,6 +25,7 @@ each batch's snapshots and progress, and shows the progress bar.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,7 +60,7 @@ from narrative_cli.pipeline.records import Snapshot
 from narrative_cli.pipeline.story import Story
 from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.pipeline.turn import window_of
-from narrative_cli.state.chapters import Chapter, Fold
+from narrative_cli.state.chapters import Chapter, Fold, visible_chapters
 from narrative_cli.state.engine import EventRecord, GameState, apply_events, state_summary
 from narrative_cli.state.mvu import PatchRecord, mvu_summary
 from narrative_cli.state.mvu_commands import has_update
@@ -168,17 +169,64 @@ def _mvu_rules(story: Story, batch: Sequence[PastTurn]) -> list[str]:
     return mvu_rules_for(story.entries, LoreSettings.from_dict(story.settings.lore), text)
 
 
-def estimate(story: Story, progress: Progress, batches: Sequence[Batch], room: Room) -> Estimate:
+def estimate(
+    story: Story, progress: Progress, batches: Sequence[Batch], room: Room, fold_reply: int
+) -> Estimate:
     """Calls and tokens of the whole catch-up: each batch's prompt as it would be built now
     (later ones also carry the summary lines the earlier batches add, about one per turn),
-    and the reply limit of each call."""
+    the compaction calls the summary block will need, and the reply limit of each call
+    (``fold_reply``: the compaction agent's)."""
     prompt_tokens = 0
     done = 0
     for batch in batches:
         prompt_tokens += batch_prompt(story, progress, batch.turns).tokens
         prompt_tokens += done * SUMMARY_TOKENS_PER_TURN
         done += len(batch.turns)
-    return Estimate(done, len(batches), prompt_tokens, len(batches) * room.reply)
+    folds, fold_tokens = _fold_estimate(story, progress, [t for b in batches for t in b.turns])
+    return Estimate(done, len(batches) + folds, prompt_tokens + fold_tokens,
+                    len(batches) * room.reply + folds * fold_reply)
+
+
+def _fold_estimate(story: Story, progress: Progress, turns: Sequence[PastTurn]) -> tuple[int, int]:
+    """The compaction calls the catch-up will make, and their prompt tokens: the played
+    story's fold rule run over summary lines of the usual size (each fold's reply a line of
+    its length limit), with the real compaction prompt measured for each fold."""
+    pipeline = story.settings.pipeline
+    if pipeline.summary_budget <= 0:
+        return 0, 0
+    history = [played.number for played in story.history]
+    windows = [window_of(pipeline, w) for w in WINDOWS]
+    inputs = _inputs(story, progress, progress.turn + 1)
+    line = "word " * (SUMMARY_TOKENS_PER_TURN * 4 // 5)  # about that many tokens
+    store, calls, tokens = progress.summaries, 0, 0
+    for turn in turns:
+        store = store.add(turn.number, [f"{line}{turn.number}"])
+        seen = [*history[: bisect_left(history, turn.number)], turn.number]
+        if not cuts_after(len(seen), *window_of(pipeline, "writing")):
+            continue
+
+        def ask(fold: Fold, after: int = turn.number) -> Chapter:
+            nonlocal calls, tokens
+            calls += 1
+            tokens += build_prompt("compaction", replace(inputs, fold=fold)).tokens
+            text = "word " * (fold.limit_tokens * 4 // 5)
+            return Chapter(fold.first, fold.last, fold.level, text, shown_from=after + 1)
+
+        store = _visible_only(fold_down(store, first_shown(seen, windows),
+                                        pipeline.summary_budget, story.lang, ask))
+    return calls, tokens
+
+
+def _visible_only(store: SummaryStore) -> SummaryStore:
+    """The store without what the folds hide: chapters a wider one covers and entries a
+    shown chapter covers (neither counts toward the budget again), so the estimate's
+    simulation stays small and linear however long the chat."""
+    kept = tuple(visible_chapters(store.chapters))
+    spans = [(c.first, c.last) for c in kept]
+    entries = tuple(e for e in store.entries if not any(a <= e.turn <= b for a, b in spans))
+    if len(kept) == len(store.chapters) and len(entries) == len(store.entries):
+        return store
+    return SummaryStore(store.lang, entries, kept)
 
 
 def plan_ahead(story: Story, progress: Progress, turns: Sequence[PastTurn], room: Room) -> list[
@@ -244,7 +292,7 @@ def run_batch(
     history = [played.number for played in story.history]
     for turn in batch:
         _apply_turn(story, progress, turn, reply, result)
-        _compact(story, progress, calls, [n for n in history if n < turn.number], result)
+        _compact(story, progress, calls, history[: bisect_left(history, turn.number)], result)
         result.snapshots[turn.number] = progress.snapshot(turn.number)
     return result
 

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.errors import BackendError, BadInput, SnapshotMissing, TurnCancelled
 from narrative_cli.i18n import t
 from narrative_cli.pipeline.catch_up import (
@@ -114,7 +115,8 @@ def pending(play: PlaySession, until: int | None = None) -> Pending | None:
     reached = Progress.from_snapshot(start, play.story.lang)
     room = room_for(play.backends)
     batches = plan_ahead(play.story, reached, turns, room)
-    cost = estimate(play.story, reached, batches, room)
+    fold_reply = play.backends.reply_limit("compaction") or agent_spec("compaction").max_tokens
+    cost = estimate(play.story, reached, batches, room, fold_reply)
     return Pending(turns, batches, start, cost, last_turn, room)
 
 
