@@ -12,8 +12,6 @@ import errno
 import os
 from pathlib import Path
 
-import platformdirs
-
 from narrative_cli.errors import ConfigError
 
 APP_NAME = "narrative-cli"
@@ -26,12 +24,20 @@ def home() -> Path | None:
 
 def config_dir() -> Path:
     base = home()
-    return base if base else Path(platformdirs.user_config_dir(APP_NAME))
+    if base:
+        return base
+    import platformdirs  # here, not at the top: a command that never asks pays nothing
+
+    return Path(platformdirs.user_config_dir(APP_NAME))
 
 
 def data_dir() -> Path:
     base = home()
-    return base if base else Path(platformdirs.user_data_dir(APP_NAME))
+    if base:
+        return base
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def config_file() -> Path:

@@ -56,13 +56,17 @@ def lore_test_command(
     from narrative_cli.config import load_settings
     from narrative_cli.errors import BadInput
     from narrative_cli.i18n import choose
-    from narrative_cli.load import card_language, load_card, load_chat, load_lorebook
+    from narrative_cli.load import card_language, load_card, load_lorebook
     from narrative_cli.lore.report import lore_test, report_dict
 
     with user_errors():
         if chat is None and not text.strip():
             raise BadInput("lore test: give the TEXT to scan, or a chat with --chat")
-        messages = load_chat(chat).messages if chat is not None else None
+        messages = None
+        if chat is not None:
+            from narrative_cli.load import load_chat  # the chat reader: only with --chat
+
+            messages = load_chat(chat).messages
         settings = load_settings()
         worlds = [load_lorebook(path) for path in lorebook or []]
         source = settings.pipeline.worldbook_source

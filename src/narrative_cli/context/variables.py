@@ -6,7 +6,6 @@ Values are stored as given (text) or as numbers after arithmetic, as SillyTavern
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -94,7 +93,11 @@ _PATH_PART = re.compile(r"[^.[\]]+|\[(?:(-?\d+)|([\"'])(.*?)\2)\]")
 def lookup(tree: Mapping[str, Any], path: str) -> Any:
     """The value at a lodash-style ``path`` (``a.b[0]``, ``a["b"]``), or None when absent."""
     node: Any = tree
-    for match in _PATH_PART.finditer(html.unescape(path)):
+    if "&" in path:  # html.unescape changes nothing else; html.entities is a big table to load
+        import html
+
+        path = html.unescape(path)
+    for match in _PATH_PART.finditer(path):
         key = match.group(1) or match.group(3) or match.group(0)
         if isinstance(node, Mapping):
             node = node.get(key)

@@ -22,7 +22,6 @@ from narrative_cli.domain import Card
 from narrative_cli.errors import CardError
 from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook
-from narrative_cli.load.charx import find_zip, read_charx
 from narrative_cli.load.fields import Fields, json_type
 from narrative_cli.load.png import PngError, TextChunk, is_png, text_chunks
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
@@ -213,9 +212,11 @@ def parse_card_bytes(data: bytes, where: str, suffix: str = "") -> Card:
     suffix = suffix.lower()
     if is_png(data):
         return parse_png_card(data, where)
-    if data.startswith(b"PK") or (suffix in (".charx", ".jpg", ".jpeg", ".zip")
-                                  and find_zip(data) >= 0):
-        return parse_card_object(read_charx(data, where).card, where, origin="charx")
+    if data.startswith(b"PK") or suffix in (".charx", ".jpg", ".jpeg", ".zip"):
+        from narrative_cli.load.charx import find_zip, read_charx  # zipfile: for CHARX only
+
+        if data.startswith(b"PK") or find_zip(data) >= 0:
+            return parse_card_object(read_charx(data, where).card, where, origin="charx")
     if data[:3] == b"\xff\xd8\xff" or data[8:12] == b"WEBP":
         raise CardError(f"{where}: JPEG and WEBP cards are not supported (export it as PNG)")
     text = files.decode_text(data, where, CardError, "card")

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
 
 from narrative_cli.errors import BadInput
-from narrative_cli.held import check_target
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, clean_surrogates, json_depth
 
 MiB = 1024 * 1024
@@ -151,6 +149,10 @@ def write_bytes(
     it), never over a directory or FIFO, and over an existing file only with ``force``
     (commands pass their ``--force`` flag; the default suits writers of their own files).
     """
+    import secrets  # here, not at the top: reading a card never writes
+
+    from narrative_cli.held import check_target  # (held needs paths, hence platformdirs)
+
     where = os.fspath(path)
     check_target(where, force=force, error=error, kind=f"{kind} file")
     target = Path(where)

@@ -63,7 +63,7 @@ def _problem(script: RegexScript) -> str | None:
 
 def _runs(script: RegexScript, problem: str | None) -> str:
     """Where the script runs here (``prompt``, ``display``), or ``no: why``."""
-    from narrative_cli.regex.scripts import prompts, shows
+    from narrative_cli.regex.targets import prompts, shows
 
     if script.disabled:
         return "no: disabled"

@@ -34,6 +34,7 @@ from narrative_cli.regex.quickjs_run import (
     run_many,
     run_scripts,
 )
+from narrative_cli.regex.targets import prompts, shows
 from narrative_cli.regex.templated import Renderer, render_marked
 from narrative_cli.tools.templates import TemplateJob
 
@@ -247,16 +248,6 @@ class RegexScripts:
         replace = self.macros(script.replace_string)
         mark = has_template(replace)
         return _Ready(script, JsScript(name, body, flags, replace, trims, mark))
-
-
-def shows(script: RegexScript) -> bool:
-    """True when the script changes displayed text: markdownOnly, or neither only-flag."""
-    return script.markdown_only or not script.prompt_only
-
-
-def prompts(script: RegexScript) -> bool:
-    """True when the script changes what a prompt is sent: promptOnly, or neither only-flag."""
-    return script.prompt_only or not script.markdown_only
 
 
 def _in_depth(script: RegexScript, depth: int | None) -> bool:

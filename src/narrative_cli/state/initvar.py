@@ -13,12 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from narrative_cli.errors import LorebookError
 from narrative_cli.safetext import loads
+from narrative_cli.state.json_yaml import YamlError, load_json_like
 
-__all__ = ["InitvarParse", "JsonLikeLoader", "parse_initvar", "read_initvar"]
+__all__ = ["InitvarParse", "parse_initvar", "read_initvar"]
 
 
 @dataclass(frozen=True)
@@ -29,27 +28,6 @@ class InitvarParse:
     format: str  # json | yaml | text | empty
     skipped: list[tuple[int, str]] = field(default_factory=list)
 
-
-class JsonLikeLoader(yaml.SafeLoader):
-    """YAML with JSON's scalars: only true/false, decimal numbers and null are typed."""
-
-
-JsonLikeLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in rules if tag.rsplit(":", 1)[-1] in ("null", "merge")]
-    for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
-)
-JsonLikeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?$"),
-    list("-+.0123456789"),
-)
-JsonLikeLoader.add_constructor("tag:yaml.org,2002:int", lambda _, node: int(node.value))
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 _INT = re.compile(r"^-?\d+$")
@@ -74,8 +52,8 @@ def read_initvar(text: str) -> InitvarParse:
         json_error = problem
     if body[0] in "{[" or not _full_width_keys(body):
         try:
-            loaded = yaml.load(body, Loader=JsonLikeLoader)  # a SafeLoader subclass
-        except (yaml.YAMLError, RecursionError):
+            loaded = load_json_like(body)
+        except (YamlError, RecursionError):
             loaded = None
         if isinstance(loaded, dict):
             return InitvarParse(_as_tree(loaded, "YAML"), "yaml")

@@ -23,14 +23,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from narrative_cli.safetext import finite_copy
 from narrative_cli.state.events import is_number, show
 from narrative_cli.state.initvar import InitvarParse, parse_initvar, read_initvar
+from narrative_cli.state.mvu_record import PatchRecord
+from narrative_cli.state.mvu_text import has_descriptions, is_pair, mvu_diff, mvu_summary, pointer
 
 __all__ = [
     "InitvarParse",
@@ -43,10 +43,6 @@ __all__ = [
     "parse_initvar",
     "read_initvar",
 ]
-
-SUMMARY_DEPTH = 4
-NO_DATA = {"zh": "（无 MVU 数据）", "en": "(no MVU data)"}
-EMPTY_TREE = {"zh": "（空状态）", "en": "(empty state)"}
 
 # ---------------------------------------------------------------------------------- patches
 
@@ -83,31 +79,6 @@ _MESSAGES: dict[str, tuple[str, str]] = {
 }
 _OPS = ("replace", "delta", "insert", "add", "remove", "move")
 _INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
-
-
-@dataclass(frozen=True)
-class PatchRecord:
-    """One proposed op and what became of it (``reason`` when rejected, ``note`` if adjusted)."""
-
-    patch: Any
-    accepted: bool
-    reason: str = ""
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"patch": finite_copy(self.patch), "accepted": self.accepted, "reason": self.reason}
-        return {key: value for key, value in {**data, "note": self.note}.items() if value != ""}
-
-    @classmethod
-    def from_dict(cls, data: object) -> PatchRecord:
-        """A record saved by ``to_dict`` (in a stored turn record)."""
-        record = data if isinstance(data, Mapping) else {}
-        return cls(
-            patch=copy.deepcopy(record.get("patch")),
-            accepted=bool(record.get("accepted", False)),
-            reason=str(record.get("reason") or ""),
-            note=str(record.get("note") or ""),
-        )
 
 
 @dataclass(frozen=True)
@@ -165,18 +136,18 @@ class _Patcher:
             elif isinstance(node, list) and _INDEX.match(token) and int(token) < len(node):
                 node = node[int(token)]
             else:
-                raise self.reject("missing", path=_pointer(parts[: depth + 1]))
+                raise self.reject("missing", path=pointer(parts[: depth + 1]))
         return node
 
     def unwrap(self, node: Any) -> Any:
-        if self.described and _is_pair(node) and isinstance(node[0], (list, dict)):
+        if self.described and is_pair(node) and isinstance(node[0], (list, dict)):
             return node[0]
         return node
 
     def parent(self, parts: list[str]) -> Any:
         parent = self.unwrap(self.node(parts[:-1]))
         if not isinstance(parent, (dict, list)):
-            raise self.reject("not_container", path=_pointer(parts[:-1]))
+            raise self.reject("not_container", path=pointer(parts[:-1]))
         return parent
 
     def index(self, parent: list[Any], parts: list[str], *, end: int) -> int:
@@ -185,7 +156,7 @@ class _Patcher:
             return len(parent)
         if not _INDEX.match(token) or int(token) >= end:
             raise self.reject(
-                "bad_index", token=show(token), path=_pointer(parts[:-1]), size=len(parent)
+                "bad_index", token=show(token), path=pointer(parts[:-1]), size=len(parent)
             )
         return int(token)
 
@@ -201,8 +172,8 @@ class _Patcher:
     def put(self, container: Any, key: str | int, value: Any) -> None:
         """Set ``container[key]``; a described pair keeps its description."""
         current = container[key]
-        pair = self.described and _is_pair(current)
-        if pair and not (_is_pair(value) and not isinstance(current[0], list)):
+        pair = self.described and is_pair(current)
+        if pair and not (is_pair(value) and not isinstance(current[0], list)):
             current[0] = value
         else:
             container[key] = value
@@ -217,7 +188,7 @@ class _Patcher:
             return ""
         if parts[-1] not in parent:
             parent[parts[-1]] = value
-            return self.say("created", path=_pointer(parts))
+            return self.say("created", path=pointer(parts))
         self.put(parent, parts[-1], value)
         return ""
 
@@ -226,9 +197,9 @@ class _Patcher:
         if not is_number(amount):
             raise self.reject("delta_value", got=show(amount))
         parent, current = self.parent(parts), self.node(parts)
-        base = current[0] if self.described and _is_pair(current) else current
+        base = current[0] if self.described and is_pair(current) else current
         if not is_number(base):
-            raise self.reject("delta_target", path=_pointer(parts), got=show(base))
+            raise self.reject("delta_target", path=pointer(parts), got=show(base))
         total = base + amount
         total = total if isinstance(total, int) else round(total, 10)
         key = self.index(parent, parts, end=len(parent)) if isinstance(parent, list) else parts[-1]
@@ -248,7 +219,7 @@ class _Patcher:
             self.put(parent, parts[-1], value)
         else:
             parent[parts[-1]] = value
-        return self.say("overwrote", path=_pointer(parts)) if existed else ""
+        return self.say("overwrote", path=pointer(parts)) if existed else ""
 
     def remove(self, patch: Mapping[str, Any]) -> str:
         self.take(self.pointer(patch, "path"))
@@ -261,7 +232,7 @@ class _Patcher:
         if isinstance(parent, list):
             return parent.pop(self.index(parent, parts, end=len(parent)))
         if parts[-1] not in parent:
-            raise self.reject("missing", path=_pointer(parts))
+            raise self.reject("missing", path=pointer(parts))
         return parent.pop(parts[-1])
 
     def move(self, patch: Mapping[str, Any]) -> str:
@@ -270,7 +241,7 @@ class _Patcher:
             self.node(source)
             return ""
         if target[: len(source)] == source:
-            raise self.reject("move_into", path=_pointer(source))
+            raise self.reject("move_into", path=pointer(source))
         trial = _Patcher(copy.deepcopy(self.tree), self.described, self.lang)
         note = trial.add(target, trial.take(source))
         self.tree.clear()
@@ -313,122 +284,3 @@ def _apply_one(patcher: _Patcher, patch: Any) -> str:
         "move": patcher.move,
     }
     return handlers[op](patch)
-
-
-# ---------------------------------------------------------------------------------- text forms
-
-
-def has_descriptions(tree: Any) -> bool:
-    """Whether ``tree`` uses MagVarUpdate ``[value, "description"]`` pairs (see the module doc)."""
-    if isinstance(tree, dict):
-        return any(has_descriptions(value) for value in tree.values())
-    if not isinstance(tree, list):
-        return False
-    if _is_pair(tree) and (not isinstance(tree[0], str) or tree[0] == ""):
-        return True
-    return any(has_descriptions(item) for item in tree)
-
-
-def mvu_summary(variables: Mapping[str, Any] | None, lang: str = "zh") -> str:
-    """The variables as indented ``key: value`` lines for ``<state_summary>``.
-
-    Keys starting with ``_`` and ``$meta`` are left out; objects deeper than four levels are
-    shown inline as JSON. No variables give ``（无 MVU 数据）``, an empty tree ``（空状态）``:
-    with either, the pipeline shows the StateManager summary instead.
-    """
-    key = "zh" if lang == "zh" else "en"
-    if variables is None:
-        return NO_DATA[key]
-    lines: list[str] = []
-    _summary_lines(variables, 0, lines, has_descriptions(variables), key)
-    return "\n".join(lines) if lines else EMPTY_TREE[key]
-
-
-def _summary_lines(
-    node: Mapping[str, Any], depth: int, lines: list[str], described: bool, lang: str
-) -> None:
-    pad = "  " * depth
-    for key, raw in node.items():
-        if str(key).startswith("_") or key == "$meta":
-            continue
-        value, note = (raw[0], raw[1]) if described and _is_pair(raw) else (raw, "")
-        note = ("（{}）" if lang == "zh" else " ({})").format(note) if note else ""
-        if isinstance(value, dict) and value and depth < SUMMARY_DEPTH - 1:
-            lines.append(f"{pad}{key}:{note}")
-            _summary_lines(value, depth + 1, lines, described, lang)
-        else:
-            lines.append(f"{pad}{key}: {_inline(value, described)}{note}")
-
-
-def _inline(value: Any, described: bool) -> str:
-    if isinstance(value, list):
-        items = (item[0] if described and _is_pair(item) else item for item in value)
-        return "[" + ", ".join(_inline(item, described) for item in items) + "]"
-    if isinstance(value, str):
-        return value if value else '""'
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def mvu_diff(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
-    """What changed between two variable trees, one line per change (descriptions ignored)."""
-    old, new = dict(before or {}), dict(after or {})
-    lines: list[str] = []
-    _diff(_values(old, has_descriptions(old)), _values(new, has_descriptions(new)), [], lines)
-    return lines
-
-
-def _values(node: Any, described: bool) -> Any:
-    """``node`` with every pair replaced by its value."""
-    if described and _is_pair(node):
-        node = node[0]
-    if isinstance(node, dict):
-        return {key: _values(value, described) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_values(item, described) for item in node]
-    return node
-
-
-def _diff(old: Any, new: Any, path: list[str], lines: list[str]) -> None:
-    where = _pointer(path)
-    if old == new:
-        return
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in [*old, *(key for key in new if key not in old)]:
-            if key not in new:
-                lines.append(f"- {_pointer([*path, key])}: {_brief(old[key])}")
-            elif key not in old:
-                lines.append(f"+ {_pointer([*path, key])}: {_brief(new[key])}")
-            else:
-                _diff(old[key], new[key], [*path, key], lines)
-        return
-    if isinstance(old, list) and isinstance(new, list):
-        gone = Counter(map(_brief, old)) - Counter(map(_brief, new))
-        came = Counter(map(_brief, new)) - Counter(map(_brief, old))
-        if gone or came:
-            lines.extend(f"- {where}: {item}" for item in gone.elements())
-            lines.extend(f"+ {where}: {item}" for item in came.elements())
-            return
-    lines.append(f"{where}: {_brief(old)} → {_brief(new)}")
-
-
-def _brief(value: Any) -> str:
-    text = (
-        value
-        if isinstance(value, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    )
-    text = text if text else '""'
-    return text if len(text) <= 80 else text[:79] + "…"
-
-
-# ---------------------------------------------------------------------------------- helpers
-
-
-def _is_pair(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 2 and isinstance(value[1], str)
-
-
-def _pointer(parts: list[str]) -> str:
-    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts) or "/"

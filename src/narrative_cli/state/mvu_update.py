@@ -30,7 +30,6 @@ from datetime import timedelta
 from typing import Any
 
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
-from narrative_cli.state.mvu import PatchRecord
 from narrative_cli.state.mvu_commands import MvuCommand, extract_commands
 from narrative_cli.state.mvu_paths import (
     fix_path,
@@ -43,6 +42,7 @@ from narrative_cli.state.mvu_paths import (
     string_to_path,
     trim_quotes,
 )
+from narrative_cli.state.mvu_record import PatchRecord
 from narrative_cli.state.mvu_schema import (
     apply_template,
     clean_up_metadata,

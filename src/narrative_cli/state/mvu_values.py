@@ -21,9 +21,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import yaml
-
-from narrative_cli.state.initvar import JsonLikeLoader
+from narrative_cli.state.json_yaml import YamlError, load_json_like
 from narrative_cli.state.mvu_jsvalue import (
     UNDEFINED,
     JsSyntaxError,
@@ -91,7 +89,7 @@ def parse_command_value(text: str) -> Any:
         return _precise(number)
     try:
         return _yaml(trimmed)
-    except yaml.YAMLError:
+    except YamlError:
         return trim_quotes(text)
 
 
@@ -109,7 +107,7 @@ def parse_text(text: str) -> Any:
     if not json_first:
         try:
             return _yaml(text)
-        except yaml.YAMLError:
+        except YamlError:
             pass
     try:
         return _json(text)
@@ -122,7 +120,7 @@ def parse_text(text: str) -> Any:
     if json_first:
         try:
             return _yaml(text)
-        except yaml.YAMLError:
+        except YamlError:
             pass
     raise TextParseError(f"not valid YAML, JSON or JSON5 ({problem})")
 
@@ -130,9 +128,9 @@ def parse_text(text: str) -> Any:
 def _yaml(text: str) -> Any:
     """YAML with JSON's scalars; a tag that makes a non-JSON value (``!!set``, ``!!binary``)
     counts as a YAML error, as the value could not be stored."""
-    loaded = _string_keys(yaml.load(text, Loader=JsonLikeLoader))  # a SafeLoader subclass
+    loaded = _string_keys(load_json_like(text))
     if not _json_like(loaded):
-        raise yaml.YAMLError("not a JSON value")
+        raise YamlError("not a JSON value")
     return loaded
 
 

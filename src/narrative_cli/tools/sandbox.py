@@ -29,8 +29,6 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-import quickjs
-
 DEFAULT_TIME_LIMIT = 1.0  # seconds of run time per call
 DEFAULT_MEMORY_LIMIT = 32 * 1024 * 1024  # bytes
 MAX_RESULT_CHARS = 65_536  # JSON text of a result
@@ -195,6 +193,8 @@ def run_program(
 
 
 def _run_program_in_process(request: dict[str, Any]) -> SandboxResult:
+    import quickjs  # in the helper process (``serve``), which imports it before it is ready
+
     code, time_limit, memory_limit = request["code"], request["time"], request["memory"]
     context = quickjs.Context()
     try:
@@ -218,6 +218,8 @@ def _run_program_in_process(request: dict[str, Any]) -> SandboxResult:
 
 def run_in_process(request: dict[str, Any]) -> SandboxResult:
     """One request run by QuickJS in this process (the helper's side of ``run_code``)."""
+    import quickjs
+
     if request["op"] == "program":
         return _run_program_in_process(request)
     code, time_limit, memory_limit = request["code"], request["time"], request["memory"]
@@ -233,6 +235,8 @@ def run_in_process(request: dict[str, Any]) -> SandboxResult:
 
 def serve() -> None:
     """The helper process: one JSON request per stdin line, one JSON reply per stdout line."""
+    import quickjs  # noqa: F401 (loaded before "ready": a request then runs at once)
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the story, not to us
     sys.stdout.write("ready\n")
     sys.stdout.flush()
@@ -345,6 +349,8 @@ def shutdown() -> None:
 
 
 def _new_host(time_limit: float, memory_limit: int) -> Any:
+    import quickjs
+
     context = quickjs.Context()
     context.set_memory_limit(memory_limit)
     context.set_time_limit(time_limit)
@@ -352,6 +358,8 @@ def _new_host(time_limit: float, memory_limit: int) -> Any:
 
 
 def _failure(error: Exception, time_limit: float, memory_limit: int, code: str) -> SandboxResult:
+    import quickjs
+
     text = str(error)
     first = text.split("\n", 1)[0].strip()
     if isinstance(error, quickjs.StackOverflow) or "stack overflow" in first:

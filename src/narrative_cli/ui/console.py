@@ -11,14 +11,16 @@ terminal that is not ``dumb``; elsewhere turns are printed line by line.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.segment import Segment
+from rich.text import Text
 from rich.theme import Theme
 
 from narrative_cli.ui.safe import has_control, safe_text
@@ -44,6 +46,10 @@ THEME = Theme(
 )
 
 
+# Rich replaces ``:name:`` (``:name-emoji:``, ``:name-text:``): two colons with no space between.
+_EMOJI_CODE = re.compile(r":\S*?:")
+
+
 class SafeConsole(Console):
     """A Rich console that never lets outside text put a control sequence on the terminal.
 
@@ -60,6 +66,13 @@ class SafeConsole(Console):
                 yield segment
             else:
                 yield Segment(safe_text(segment.text), segment.style, segment.control)
+
+    def render_str(self, text: str, *, emoji: bool | None = None, **options: Any) -> Text:
+        """As Rich does, but a text with no ``:code:`` in it is rendered with emoji off: the
+        same output, without loading Rich's emoji table (a large module that every table title
+        and cell would otherwise load at start-up)."""
+        return super().render_str(text, emoji=emoji if _EMOJI_CODE.search(text) else False,
+                                  **options)
 
 
 def safe_markup(text: str) -> str:

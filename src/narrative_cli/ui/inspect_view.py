@@ -124,7 +124,7 @@ def _mvu_lines(report: dict[str, Any], lang: str) -> list[str]:
     mvu = report["mvu"]
     lines = []
     if mvu.get("detected"):
-        from narrative_cli.state.mvu import mvu_summary  # MVU loads only for an MVU card
+        from narrative_cli.state.mvu_text import mvu_summary  # MVU loads only for an MVU card
 
         hidden = sum(1 for row in mvu["initvar"] if row["disabled"])
         lines.append(t("inspect.mvu_detected", lang, count=len(mvu["initvar"]), hidden=hidden))

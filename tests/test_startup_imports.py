@@ -1,0 +1,103 @@
+"""A fast start (issue 12, item 7): ``inspect`` and ``lore test`` import what their work needs
+for the card given, and each lazy import is still reached by a card that needs it.
+
+No timing here (``benchmarks/startup.py`` measures it): these guard the imports that made the
+difference, each of them a fresh ``narrative`` process, as a user runs it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from narrative_cli.ui.console import SafeConsole
+from tests.conftest import ROOT, fixture_file
+from tests.test_cli_help import PROBE, heavy, plain_card
+
+SAMPLE = str(ROOT / "sample_cards" / "lantern-keeper.png")
+# Loaded only by a card or a command that uses them: YAML values, CHARX cards, the user's
+# folders, HTML entities in a variable path, emoji codes, QuickJS (it runs in the sandbox's
+# helper process), the MVU patch engine and the game state, the regex and template runners.
+ON_DEMAND = ("yaml", "zipfile", "platformdirs", "html.entities", "rich._emoji_codes", "quickjs",
+             "narrative_cli.state.mvu", "narrative_cli.state.events", "narrative_cli.state.game",
+             "narrative_cli.regex.scripts", "narrative_cli.tools.templates",
+             "narrative_cli.load.charx", "narrative_cli.load.chats", "narrative_cli.held",
+             "narrative_cli.paths")  # fmt: skip
+
+
+def modules_of(home: Path, *args: str) -> tuple[set[str], str]:
+    """The modules a fresh ``narrative ARGS`` has loaded, and its stdout; run as a user runs
+    it (no NARRATIVE_HOME: the folders come from ``HOME``, here an empty one)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NARRATIVE_", "XDG_"))}
+    env.update(HOME=str(home), NO_COLOR="1", COLUMNS="100")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    return set(done.stderr.rsplit("MODULES ", 1)[1].split()), done.stdout
+
+
+def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use(
+    tmp_path: Path,
+) -> None:
+    modules, shown = modules_of(tmp_path, "inspect", SAMPLE)
+    assert "MVU variables after greeting 0" in shown and "lamp_oil: 12" in shown  # it ran
+    assert "Hide keeper log from prompts" in shown  # and checked the regex script
+    assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update",
+            "narrative_cli.tools.sandbox", "rich.table"} <= modules  # fmt: skip
+    assert heavy(modules, ON_DEMAND) == []
+
+
+def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:
+    modules, shown = modules_of(tmp_path, "lore", "test", SAMPLE, "I trim the lamp")
+    assert "The lamp" in shown and {"narrative_cli.lore.engine", "rich.table"} <= modules
+    config = ("platformdirs", "narrative_cli.paths")  # where config.yaml is looked for
+    extras = tuple(name for name in ON_DEMAND if name not in config)
+    assert heavy(modules, extras + ("narrative_cli.state", "narrative_cli.regex")) == []
+    assert "platformdirs" in modules  # it looks for the user's config.yaml (there is none)
+
+
+def test_a_yaml_initvar_still_loads_yaml(tmp_path: Path) -> None:
+    card = plain_card(tmp_path)
+    data = json.loads(card.read_text())
+    data["data"]["character_book"]["entries"].append(
+        {"id": 2, "keys": [], "content": "keeper:\n  mood: steady\n  oil: 12\n",
+         "comment": "[initvar] keeper", "enabled": False, "insertion_order": 200,
+         "extensions": {}}
+    )  # fmt: skip
+    card.write_text(json.dumps(data))
+    modules, shown = modules_of(tmp_path, "inspect", str(card), "--json")
+    assert json.loads(shown)["mvu"]["variables"] == {"keeper": {"mood": "steady", "oil": 12}}
+    assert "yaml" in modules
+    assert heavy(modules, ("narrative_cli.state.mvu", "narrative_cli.state.events")) == []
+
+
+def test_a_real_mvu_card_with_templates_loads_the_template_sandbox_not_the_engine(
+    tmp_path: Path,
+) -> None:
+    card = fixture_file("mvu/magvar-riri-mvu-update.png")
+    modules, shown = modules_of(tmp_path, "inspect", str(card), "--json")
+    report = json.loads(shown)
+    assert report["mvu"]["detected"] and report["macros"]["templates"]  # EJS: syntax-checked
+    assert {"narrative_cli.state.mvu_update", "narrative_cli.tools.templates"} <= modules
+    assert heavy(modules, ("narrative_cli.state.mvu", "narrative_cli.state.events",
+                           "narrative_cli.state.game", "quickjs", "rich")) == []  # fmt: skip
+
+
+def test_the_safe_console_draws_exactly_what_rich_draws() -> None:
+    """It skips Rich's emoji table for text without a ``:code:``; the output must not move."""
+    texts = ["keeper:\n  lamp_oil: 12", "routes: keyword 4", "a :smile: b", ":thumbs_up-text:",
+             "time 08:30:00", "[bold]x[/bold]: y", "no colon", ":", "a:b: c", "::"]  # fmt: skip
+    for markup in (True, False):
+        ours, rich_own = io.StringIO(), io.StringIO()
+        for out, console in ((ours, SafeConsole), (rich_own, Console)):
+            draw = console(file=out, width=60, color_system=None, force_terminal=False)
+            for text in texts:
+                draw.print(text, markup=markup, highlight=False)
+        assert ours.getvalue() == rich_own.getvalue()
+    assert "😄" in ours.getvalue()  # an emoji code still becomes the emoji, as in Rich
