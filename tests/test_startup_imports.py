@@ -101,3 +101,21 @@ def test_the_safe_console_draws_exactly_what_rich_draws() -> None:
                 draw.print(text, markup=markup, highlight=False)
         assert ours.getvalue() == rich_own.getvalue()
     assert "😄" in ours.getvalue()  # an emoji code still becomes the emoji, as in Rich
+
+
+def test_a_warmed_up_sandbox_helper_serves_the_first_request() -> None:
+    """``inspect`` starts the helper before it needs it (its start-up overlaps the report):
+    the request then uses that helper, not a second one."""
+    from narrative_cli.tools import sandbox
+
+    sandbox.shutdown()
+    try:
+        sandbox.warm_up()
+        started = sandbox._WORKER._process
+        assert started is not None
+        result = sandbox.run_code("return params.a + 1", {"a": 1}, {})
+        assert result.ok and result.value == 2
+        sandbox.warm_up()  # a running helper is kept
+        assert sandbox._WORKER._process is started
+    finally:
+        sandbox.shutdown()

@@ -8,17 +8,22 @@ per four characters, the usual rule for English.
 from __future__ import annotations
 
 import re
+from functools import cache
 
-# Runs, not single characters: counting the lengths of a few runs is about 25 times faster
-# on Chinese text than building one string per character (the lore scan counts every
-# activated entry's content; benchmarks/lore.py).
-_CJK_RUN = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
-)
+
+@cache
+def _cjk_run() -> re.Pattern[str]:
+    """Runs, not single characters: counting the lengths of a few runs is about 25 times
+    faster on Chinese text than building one string per character (the lore scan counts
+    every activated entry's content; benchmarks/lore.py). Compiled on first use: the class
+    takes milliseconds to compile, and ASCII text never needs it."""
+    return re.compile(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
+    )
 
 
 def _cjk_count(text: str) -> int:
-    return 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))
+    return 0 if text.isascii() else sum(map(len, _cjk_run().findall(text)))
 
 
 def token_parts(text: str) -> tuple[int, int]:

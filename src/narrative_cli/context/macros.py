@@ -10,7 +10,6 @@ variables dict for ``{{getvar}}``/``{{setvar}}``, so the same inputs give the sa
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -265,6 +264,8 @@ def _pick(run: _Run, args: list[str], offset: int) -> str | None:
     if not items:
         return None
     key = f"{run.env.pick_seed}\x00{run.source}\x00{offset}".encode()
+    import hashlib  # here, not at the top: only {{pick}} needs it
+
     seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
     return random.Random(seed).choice(items)
 

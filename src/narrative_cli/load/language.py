@@ -9,13 +9,20 @@ as one English word, and Chinese cards often embed English HTML or variable name
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from narrative_cli.domain import Card
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _NOISE = re.compile(r"\{\{[^{}]*\}\}|<[^<>]*>")
 MAX_CHARS = 200_000
+
+
+@cache
+def _han() -> re.Pattern[str]:
+    """Han characters, compiled on first use: a wide class like this takes milliseconds to
+    compile, and an ASCII card never needs it."""
+    return re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def card_text(card: Card) -> str:
@@ -30,7 +37,9 @@ def card_text(card: Card) -> str:
 def text_language(text: str) -> str:
     """"zh" when Han characters outnumber Latin words in ``text``, else "en"."""
     clean = _NOISE.sub(" ", text)
-    han = len(_HAN.findall(clean))
+    if clean.isascii():
+        return "en"
+    han = len(_han().findall(clean))
     return "zh" if han > 0 and han >= len(_LATIN_WORD.findall(clean)) else "en"
 
 

@@ -26,7 +26,7 @@ from narrative_cli.domain import (
 from narrative_cli.lore.assemble import RoutedLore, routed_lore
 from narrative_cli.lore.buffer import ScanBuffer, scan_pieces
 from narrative_cli.lore.index import LoreIndex, Prepared, index_for
-from narrative_cli.lore.jsregex import RegexTimeout
+from narrative_cli.lore.jskeys import RegexTimeout
 from narrative_cli.lore.matcher import Key, find_word, key_matches, substitute_names
 from narrative_cli.lore.results import Activation, ActivationResult, Rejection, ScanContext
 from narrative_cli.lore.scan import Scan, ScanState

@@ -29,19 +29,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-JS_TRIM_CHARS = (
-    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
-    + "".join(chr(code) for code in range(0x2000, 0x200B))
+from narrative_cli.lore.jskeys import (
+    JS_TRIM_CHARS,
+    JS_WHITESPACE,
+    JsSyntaxError,
+    RegexKeyError,
+    RegexTimeout,
+    split_key,
 )
+
+# The key's form and its errors live in ``lore.jskeys`` (light, for every scan); they are
+# re-exported here with the translator.
+__all__ = ["JS_TRIM_CHARS", "JS_WHITESPACE", "TIME_LIMIT", "JsRegex", "JsSyntaxError",
+           "RegexKeyError", "RegexTimeout", "compile_js", "js_syntax_error", "nested_quantifier",
+           "required_alternatives", "required_literals", "split_key", "translate"]  # fmt: skip
+
 _LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
 _WORD = "A-Za-z0-9_"
 _WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
 _NOT_WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
 TIME_LIMIT = 0.05  # seconds one test of one pattern may take
 
-_KEY_FORM = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
-_UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
 _INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]+[):]")
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 
@@ -70,18 +78,6 @@ _NON_UNICODE_FOLD = {
 _SPANNING = (
     "[^", "\\s\\S", "\\W", "\\S", "\\D", "\\n", "\\x0", "\\u000", "\\x01", "\n", "\\p", "\\P",
 )
-
-
-class RegexKeyError(ValueError):
-    """A ``/…/`` key that cannot be used; the message says why."""
-
-
-class JsSyntaxError(RegexKeyError):
-    """JavaScript would not compile the pattern (SillyTavern then treats the key as text)."""
-
-
-class RegexTimeout(RuntimeError):
-    """A pattern ran out of time; it is skipped from now on."""
 
 
 @dataclass(frozen=True)
@@ -115,14 +111,6 @@ class JsRegex:
                 f"regex {self.key} ran longer than {TIME_LIMIT * 1000:.0f} ms and is skipped "
                 "from now on"
             ) from None
-
-
-def split_key(key: str) -> tuple[str, str] | None:
-    """``(body, flags)`` when ``key`` is a SillyTavern regex key, else None (a plain key)."""
-    match = _KEY_FORM.match(key)
-    if match is None or _UNESCAPED_SLASH.search(match.group(1)):
-        return None
-    return match.group(1).replace("\\/", "/", 1), match.group(2)
 
 
 _LOCAL = threading.local()

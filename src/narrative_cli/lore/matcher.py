@@ -21,16 +21,18 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from narrative_cli.lore.jsregex import (
+from narrative_cli.lore.jskeys import (
     JS_TRIM_CHARS,
     JS_WHITESPACE,
-    JsRegex,
     JsSyntaxError,
     RegexKeyError,
-    compile_js,
     split_key,
 )
+
+if TYPE_CHECKING:
+    from narrative_cli.lore.jsregex import JsRegex
 
 _JS_SPACE = re.compile(f"[{JS_WHITESPACE}]")
 _ASCII_WORD = frozenset(string.ascii_letters + string.digits + "_")
@@ -108,6 +110,8 @@ def compile_key(
     parts = split_key(text)
     note = ""
     if parts is not None:
+        from narrative_cli.lore.jsregex import compile_js  # the translator: for regex keys only
+
         try:
             regex = compile_js(*parts)
         except JsSyntaxError as exc:

@@ -9,7 +9,6 @@ of SillyTavern's ``chat_metadata.timedWorldInfo``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +43,8 @@ def entry_hash(entry: LoreEntry) -> str:
         entry.delay,
     ]
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
+    import hashlib  # here, not at the top: OpenSSL's module is slow to load, few entries are timed
+
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
-from narrative_cli.load import card_language, select_lore
+from narrative_cli.load import card_language, regex_scripts, select_lore
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, initvar_entries
 from narrative_cli.play.inspect_scripts import helper_rows, regex_rows
@@ -174,6 +174,10 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
                    preset: Preset | None = None) -> dict[str, Any]:
     """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset."""
     worlds = worlds or []
+    if regex_scripts(card):  # QuickJS checks their patterns: its helper starts while we work
+        from narrative_cli.tools.sandbox import warm_up
+
+        warm_up()
     books = _books(card, worlds)
     routed = [
         (e, b.name, routes_for(b.entries).route_of(e).name) for b, _ in books for e in b.entries

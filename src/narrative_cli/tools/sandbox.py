@@ -253,6 +253,7 @@ class _Worker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
+        self._ready = False  # the current process has said "ready"
         self._replies: queue.Queue[str | None] = queue.Queue()
         self._ids = itertools.count(1)
 
@@ -292,8 +293,23 @@ class _Worker:
         return None if line is None else dict(json.loads(line))
 
     def _running(self) -> subprocess.Popen[str]:
-        if self._process is not None and self._process.poll() is None:
-            return self._process
+        if self._process is None or self._process.poll() is not None:
+            self._start()
+        process = self._process
+        assert process is not None
+        if not self._ready:  # started by ``warm_up`` or just now: wait for its "ready"
+            try:
+                ready = self._replies.get(timeout=_START_TIMEOUT)
+            except queue.Empty:
+                ready = None
+            if ready != "ready":
+                self.stop()
+                raise RuntimeError("the helper process did not start")
+            self._ready = True
+        return process
+
+    def _start(self) -> None:
+        """Start a new helper process; its "ready" line is read by the first request."""
         self.stop()
         self._replies = queue.Queue()
         process = subprocess.Popen(
@@ -307,15 +323,14 @@ class _Worker:
         )
         assert process.stdout is not None
         threading.Thread(target=_pump, args=(process.stdout, self._replies), daemon=True).start()
-        self._process = process
-        try:
-            ready = self._replies.get(timeout=_START_TIMEOUT)
-        except queue.Empty:
-            ready = None
-        if ready != "ready":
-            self.stop()
-            raise RuntimeError("the helper process did not start")
-        return process
+        self._process, self._ready = process, False
+
+    def warm_up(self) -> None:
+        """Start the helper now, without waiting, unless one is running or starting."""
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                with contextlib.suppress(OSError, ValueError):  # the request will say why
+                    self._start()
 
     def stop(self) -> None:
         """Kill the helper process (a new one starts on the next request)."""
@@ -341,6 +356,13 @@ def _pump(stream: IO[str], replies: queue.Queue[str | None]) -> None:
 
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
+
+
+def warm_up() -> None:
+    """Start the helper process in the background, for a caller that knows it will run code
+    soon (``inspect`` of a card with regex scripts): the helper's start-up (a Python process
+    importing QuickJS) then overlaps the caller's own work instead of following it."""
+    _WORKER.warm_up()
 
 
 def shutdown() -> None:

@@ -1,0 +1,43 @@
+"""What a lore key written as ``/body/flags`` is, before any regex is compiled.
+
+Every key of every scan asks ``split_key`` whether it is a regex; only a card with regex keys
+needs ``lore.jsregex`` (the JavaScript-to-``regex`` translator, a dozen patterns of its own
+compiled at import), which imports these names from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["JS_TRIM_CHARS", "JS_WHITESPACE", "JsSyntaxError", "RegexKeyError", "RegexTimeout",
+           "split_key"]  # fmt: skip
+
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_TRIM_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+    + "".join(chr(code) for code in range(0x2000, 0x200B))
+)
+_KEY_FORM = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
+_UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
+
+
+class RegexKeyError(ValueError):
+    """A ``/…/`` key that cannot be used; the message says why."""
+
+
+class JsSyntaxError(RegexKeyError):
+    """JavaScript would not compile the pattern (SillyTavern then treats the key as text)."""
+
+
+class RegexTimeout(RuntimeError):
+    """A pattern ran out of time; it is skipped from now on."""
+
+
+def split_key(key: str) -> tuple[str, str] | None:
+    """``(body, flags)`` when ``key`` is a SillyTavern regex key, else None (a plain key)."""
+    if not key.startswith("/"):
+        return None
+    match = _KEY_FORM.match(key)
+    if match is None or _UNESCAPED_SLASH.search(match.group(1)):
+        return None
+    return match.group(1).replace("\\/", "/", 1), match.group(2)
