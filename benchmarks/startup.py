@@ -53,9 +53,10 @@ def llm_command() -> list[str] | None:
     return [found, "--help"] if found else None
 
 
-def commands(base: str | None = None) -> dict[str, list[str]]:
+def commands(base: str | None = None, card: str = CARD) -> dict[str, list[str]]:
     """What is timed, in the order each round runs it; with ``base`` (another checkout's
-    ``src``), each ``narrative`` command also runs on that code, as ``… (base)``."""
+    ``src``), each ``narrative`` command also runs on that code, as ``… (base)``. ``card`` is
+    the card ``lore test`` and ``inspect`` read (the goals are stated for the sample card)."""
     table = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import typer": [sys.executable, "-c", "import typer"],  # any Typer CLI's floor
@@ -64,8 +65,8 @@ def commands(base: str | None = None) -> dict[str, list[str]]:
         "typer + TypeAdapter(int)": [sys.executable, "-c", TYPER_WITH_PYDANTIC],
         "narrative --help": narrative("--help"),
         "narrative run --help": narrative("run", "--help"),
-        "narrative lore test": narrative("lore", "test", CARD, "text"),
-        "narrative inspect": narrative("inspect", CARD),
+        "narrative lore test": narrative("lore", "test", card, "text"),
+        "narrative inspect": narrative("inspect", card),
     }
     if base is not None:
         for name in [name for name in table if name.startswith("narrative ")]:
@@ -112,9 +113,11 @@ def time_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def measure(repeats: int, base: str | None = None) -> tuple[dict[str, float], dict[str, float]]:
+def measure(
+    repeats: int, base: str | None = None, card: str = CARD
+) -> tuple[dict[str, float], dict[str, float]]:
     """Median wall and CPU seconds per command, the commands alternating round by round."""
-    table = commands(base)
+    table = commands(base, card)
     with tempfile.TemporaryDirectory(prefix="narrative-startup-") as cache:
         env = environment(cache)
         for command in table.values():  # warm the file cache and write the .pyc files
@@ -164,8 +167,13 @@ def main() -> None:
     parser.add_argument(
         "--base", metavar="SRC", help="another checkout's src: its commands run too, as (base)"
     )
+    parser.add_argument(
+        "--card", default=CARD, help="the card for lore test and inspect (default: the sample)"
+    )
     args = parser.parse_args()
-    report(*measure(args.repeats, args.base))
+    if args.card != CARD:
+        print(f"card: {args.card} (the goals are stated for {Path(CARD).name})")
+    report(*measure(args.repeats, args.base, str(Path(args.card).resolve())))
 
 
 if __name__ == "__main__":

@@ -184,8 +184,7 @@ def test_inspect_loads_no_other_stage_and_no_sandbox_for_a_plain_card(tmp_path: 
 
 def test_inspect_loads_mvu_and_the_sandbox_when_the_card_uses_them() -> None:
     modules = imported_by("inspect", str(ROOT / "sample_cards" / "lantern-keeper.png"), "--json")
-    # [initvar], regex scripts (whose patterns QuickJS checks in the sandbox's helper process)
-    assert {"narrative_cli.state.mvu_init", "narrative_cli.tools.sandbox"} <= modules
+    assert {"narrative_cli.state.mvu_init", "quickjs"} <= modules  # [initvar], regex scripts
     others = ("httpx", "prompt_toolkit", "rich", "narrative_cli.pipeline", "narrative_cli.store",
               "narrative_cli.play.controller")  # fmt: skip
     assert heavy(modules, others) == []

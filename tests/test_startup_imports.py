@@ -15,31 +15,48 @@ from pathlib import Path
 
 from rich.console import Console
 
+from narrative_cli.regex.quickjs_run import (
+    LOCAL_PATTERN_CHARS,
+    JsScript,
+    helper_pattern_errors,
+    pattern_errors,
+)
 from narrative_cli.ui.console import SafeConsole
 from tests.conftest import ROOT, fixture_file
 from tests.test_cli_help import PROBE, heavy, plain_card
 
 SAMPLE = str(ROOT / "sample_cards" / "lantern-keeper.png")
 # Loaded only by a card or a command that uses them: YAML values, CHARX cards, the user's
-# folders, HTML entities in a variable path, emoji codes, QuickJS (it runs in the sandbox's
-# helper process), the MVU patch engine and the game state, the regex and template runners.
-ON_DEMAND = ("yaml", "zipfile", "platformdirs", "html.entities", "rich._emoji_codes", "quickjs",
+# folders, HTML entities in a variable path, emoji codes, the MVU patch engine and the game
+# state, the regex and template runners.
+ON_DEMAND = ("yaml", "zipfile", "platformdirs", "html.entities", "rich._emoji_codes",
              "narrative_cli.state.mvu", "narrative_cli.state.events", "narrative_cli.state.game",
              "narrative_cli.regex.scripts", "narrative_cli.tools.templates",
              "narrative_cli.load.charx", "narrative_cli.load.chats", "narrative_cli.held",
              "narrative_cli.paths")  # fmt: skip
 
 
+HELPER = """
+sandbox = sys.modules.get("narrative_cli.tools.sandbox")
+started = sandbox is not None and sandbox._WORKER._process is not None
+sys.stderr.write("HELPER %s\\n" % started)
+"""
+
+
 def modules_of(home: Path, *args: str) -> tuple[set[str], str]:
     """The modules a fresh ``narrative ARGS`` has loaded, and its stdout; run as a user runs
-    it (no NARRATIVE_HOME: the folders come from ``HOME``, here an empty one)."""
+    it (no NARRATIVE_HOME: the folders come from ``HOME``, here an empty one). The module
+    list gets ``helper`` when the sandbox's helper process was started."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NARRATIVE_", "XDG_"))}
     env.update(HOME=str(home), NO_COLOR="1", COLUMNS="100")
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", PROBE + HELPER, *args],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=True,
     )  # fmt: skip
-    return set(done.stderr.rsplit("MODULES ", 1)[1].split()), done.stdout
+    modules = set(done.stderr.rsplit("MODULES ", 1)[1].split("\n", 1)[0].split())
+    if "HELPER True" in done.stderr:
+        modules.add("helper")
+    return modules, done.stdout
 
 
 def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use(
@@ -48,9 +65,9 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     modules, shown = modules_of(tmp_path, "inspect", SAMPLE)
     assert "MVU variables after greeting 0" in shown and "lamp_oil: 12" in shown  # it ran
     assert "Hide keeper log from prompts" in shown  # and checked the regex script
-    assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update",
-            "narrative_cli.tools.sandbox", "rich.table"} <= modules  # fmt: skip
-    assert heavy(modules, ON_DEMAND) == []
+    assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update", "quickjs",
+            "rich.table"} <= modules  # fmt: skip
+    assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process
 
 
 def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:
@@ -84,9 +101,9 @@ def test_a_real_mvu_card_with_templates_loads_the_template_sandbox_not_the_engin
     modules, shown = modules_of(tmp_path, "inspect", str(card), "--json")
     report = json.loads(shown)
     assert report["mvu"]["detected"] and report["macros"]["templates"]  # EJS: syntax-checked
-    assert {"narrative_cli.state.mvu_update", "narrative_cli.tools.templates"} <= modules
+    assert {"narrative_cli.state.mvu_update", "narrative_cli.tools.templates", "helper"} <= modules
     assert heavy(modules, ("narrative_cli.state.mvu", "narrative_cli.state.events",
-                           "narrative_cli.state.game", "quickjs", "rich")) == []  # fmt: skip
+                           "narrative_cli.state.game", "rich")) == []  # fmt: skip
 
 
 def test_the_safe_console_draws_exactly_what_rich_draws() -> None:
@@ -119,3 +136,17 @@ def test_a_warmed_up_sandbox_helper_serves_the_first_request() -> None:
         assert sandbox._WORKER._process is started
     finally:
         sandbox.shutdown()
+
+
+def test_patterns_checked_in_process_get_the_helpers_verdict() -> None:
+    """Short patterns are compiled by QuickJS here (no helper to start), long ones in the
+    helper process: the verdict and JavaScript's reason are the same either way."""
+    patterns = [("<keeper_log>[\\s\\S]*?<\\/keeper_log>", "g"), ("(a", "g"), ("[", ""),
+                ("a{2,1}", ""), ("x", "gq"), ("(?<n>a)\\k<n>", "u"), ("\\p{L}", "u"),
+                ("(?i)x", ""), ("a**", "g"), ("ok", "gimsuy"), ("\\8", ""), ("\\8", "u")]
+    scripts = [JsScript(str(i), body, flags, "") for i, (body, flags) in enumerate(patterns)]
+    local = pattern_errors(scripts)
+    assert local == helper_pattern_errors(scripts)
+    assert set(local) == {1, 2, 3, 4, 7, 8, 11}  # the refused ones, with JavaScript's reason
+    long = [JsScript("long", "a|" * LOCAL_PATTERN_CHARS + "(", "g", ""), *scripts]
+    assert set(pattern_errors(long)) == {0} | {i + 1 for i in local}  # through the helper

@@ -174,10 +174,7 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
                    preset: Preset | None = None) -> dict[str, Any]:
     """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset."""
     worlds = worlds or []
-    if regex_scripts(card):  # QuickJS checks their patterns: its helper starts while we work
-        from narrative_cli.tools.sandbox import warm_up
-
-        warm_up()
+    _warm_up_sandbox(card, select_lore(card, worlds, "auto").entries, preset)
     books = _books(card, worlds)
     routed = [
         (e, b.name, routes_for(b.entries).route_of(e).name) for b, _ in books for e in b.entries
@@ -195,6 +192,25 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
         "preset": _preset(preset),
         "macros": _macros(card, select_lore(card, worlds, "auto").entries, preset),
     }
+
+
+def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None) -> None:
+    """Start the sandbox's helper process now when the report will need it (EJS templates to
+    check, a regex pattern too long to check in this process), so that its start-up (a
+    Python process importing QuickJS) overlaps the rest of the report instead of following."""
+    from narrative_cli.context.ejs import has_template
+    from narrative_cli.context.macro_scan import card_sources
+
+    needed = any(has_template(text) for _, text in card_sources(card, entries, preset))
+    scripts = regex_scripts(card)
+    if scripts and not needed:
+        from narrative_cli.regex.quickjs_run import LOCAL_PATTERN_CHARS
+
+        needed = any(len(script.find_regex) > LOCAL_PATTERN_CHARS for script in scripts)
+    if needed:
+        from narrative_cli.tools.sandbox import warm_up
+
+        warm_up()
 
 
 def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict[str, Any]:

@@ -22,6 +22,7 @@ and ``TEMPLATE_CLOSE``, for ``regex.scripts`` to render as ST-Prompt-Template wo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,8 @@ TEMPLATE_CLOSE = "\ue011"
 TEMPLATE_NAMED = "\ue012"  # ends the script's name, which follows TEMPLATE_OPEN
 SCRIPT_TIME_LIMIT = 0.5  # seconds one script may run on one text
 MEMORY_LIMIT = 64 * 1024 * 1024
+LOCAL_PATTERN_CHARS = 2000  # longer patterns are checked in the helper process
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # The body of ``function (params, state)``: params.text, params.scripts[{source, flags,
 # replace, trims}]. Returns the text after every script and, per script, an error or null.
@@ -190,7 +193,30 @@ return params.scripts.map(s => {
 
 
 def pattern_errors(scripts: list[JsScript]) -> dict[int, str]:
-    """Scripts (by index) whose pattern JavaScript refuses, with JavaScript's reason."""
+    """Scripts (by index) whose pattern JavaScript refuses, with JavaScript's reason.
+
+    Compiling a pattern never runs it, so short ones are compiled by QuickJS in this process
+    (``lore.jsregex.js_syntax_error``, as lore keys are): no helper process to start, which
+    was most of ``inspect``'s time on a card with regex scripts. A long pattern (QuickJS can
+    take minutes to compile a huge alternation) or one with a lone surrogate (which crashes
+    QuickJS) goes to the helper, which is killed when it hangs or dies."""
+    if not scripts:
+        return {}
+    if all(_local(script) for script in scripts):
+        from narrative_cli.lore.jsregex import js_syntax_error
+
+        found = ((i, js_syntax_error(s.source, s.flags)) for i, s in enumerate(scripts))
+        return {i: error for i, error in found if error is not None}
+    return helper_pattern_errors(scripts)
+
+
+def _local(script: JsScript) -> bool:
+    text = script.source + script.flags
+    return len(text) <= LOCAL_PATTERN_CHARS and not _SURROGATE.search(text)
+
+
+def helper_pattern_errors(scripts: list[JsScript]) -> dict[int, str]:
+    """``pattern_errors`` checked in the sandbox's helper process, whatever the patterns."""
     if not scripts:
         return {}
     params = {"scripts": [s.params() for s in scripts]}
