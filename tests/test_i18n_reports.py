@@ -223,3 +223,35 @@ def test_compaction_and_recall_warnings_have_both_languages() -> None:
     english = t("compaction.empty", "en", first=3, last=8)
     assert english == ("compaction of turns 3-8 gave no usable summary; the summary entries stay"
                        " as they are and the next cut tries again")
+
+
+def test_preflight_failures_follow_the_cards_language_before_the_locale(tmp_path: Path) -> None:
+    """No --lang: a Chinese card's preflight failure is in Chinese under an English locale,
+    an English card's in English under a Chinese locale (--lang, then the card, then the
+    locale, as everywhere else); a command-line mistake before any card still follows the
+    locale."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "LC_ALL": "", "LC_MESSAGES": "", "NARRATIVE_HOME": str(tmp_path),
+           "PYTHONPATH": str(ROOT / "src"), "NARRATIVE_TEST_NO_KEY": ""}  # fmt: skip
+
+    def run(card: str, locale: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "narrative_cli", "run", str(SAMPLES / card),
+                   "--provider", "openai", "--api-key-env", "NARRATIVE_TEST_NO_KEY",
+                   "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]  # fmt: skip
+        return subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              env={**env, "LANG": locale}, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    chinese = run("fog-harbor-zh.json", "en_US.UTF-8")
+    english = run("lantern-keeper.png", "zh_CN.UTF-8")
+    assert chinese.returncode == english.returncode == 2
+    assert "错误：配置 'adhoc'：环境变量 NARRATIVE_TEST_NO_KEY 未设置" in chinese.stderr
+    assert "提示：export NARRATIVE_TEST_NO_KEY=<你的密钥>" in chinese.stderr
+    assert english.stderr.startswith(
+        "error: profile 'adhoc': the environment variable NARRATIVE_TEST_NO_KEY is not set")
+    missing = run("no-such-card.json", "zh_CN.UTF-8")  # no card read: the locale speaks
+    assert missing.returncode == 2 and missing.stderr.startswith("错误："), missing.stderr

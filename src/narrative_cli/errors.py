@@ -40,6 +40,8 @@ output and an exit code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from narrative_cli.credentials import scrub_text
@@ -63,6 +65,9 @@ class NarrativeError(Exception):
         # catalog keys and values (``worded``): the same message in the reader's language
         self.words: tuple[str, dict[str, object]] | None = None
         self.hint_words: tuple[str, dict[str, object]] | None = None
+        # the language of the story the error belongs to, once one is known (``spoken_in``):
+        # the CLI's ``error:`` line follows it (--lang, then the card, then the locale)
+        self.lang: str | None = None
 
     def text(self, lang: str | None) -> str:
         """The message in ``lang`` when it came from the catalogs, else as written."""
@@ -94,6 +99,19 @@ def worded(cls: type[E], key: str, hint: tuple[str, dict[str, object]] | None = 
     error.words = (key, dict(values))
     error.hint_words = hint
     return error
+
+
+@contextmanager
+def spoken_in(lang: str | None) -> Iterator[None]:
+    """Mark a NarrativeError raised inside as belonging to a story in ``lang`` (the story's
+    language: --lang, else the card's), so the CLI reports it in that language rather than
+    the locale's. An error already marked keeps its language."""
+    try:
+        yield
+    except NarrativeError as error:
+        if error.lang is None:
+            error.lang = lang
+        raise
 
 
 class BadInput(NarrativeError):

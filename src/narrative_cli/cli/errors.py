@@ -1,6 +1,7 @@
 """The one place that turns a NarrativeError into what the user sees: one or two plain lines
 on stderr and the error's exit code (``--debug`` lets the traceback through instead). The
-``error:`` / ``hint:`` words follow ``--lang``, else the locale (``错误：`` / ``提示：``)."""
+``error:`` / ``hint:`` words follow the story's language when the error came from one (``--lang``,
+then the card's), else ``--lang``, else the locale (``错误：`` / ``提示：``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ def report_error(error: NarrativeError) -> None:
     from narrative_cli.i18n import help_lang, t
     from narrative_cli.ui.safe import safe_text  # here, not at import: --help stays light
 
-    lang = help_lang(sys.argv[1:])  # no story yet: --lang, else the locale
+    # the story's language when the error came from one (``errors.spoken_in``: --lang, then
+    # the card's language); else no story yet: --lang, else the locale
+    lang = error.lang or help_lang(sys.argv[1:])
     sys.stderr.write(f"{t('error.prefix', lang)}{safe_text(error.text(lang))}\n")
     hint = error.hint_text(lang)
     if hint:

@@ -47,6 +47,7 @@ from narrative_cli.errors import (
     StoreError,
     TurnCancelled,
     TurnNotSaved,
+    spoken_in,
 )
 from narrative_cli.group.scene_state import with_stored_muting
 from narrative_cli.pipeline.accounting import SessionAccount
@@ -187,7 +188,8 @@ class PlaySession(TurnRecovery, SessionControls):
         story, settings = opening.load_story(options, options.greeting or 0, card=card)
         story.problems += [note for note in notes if note not in story.problems]
         if backends is None:
-            preflight(settings)  # nothing is stored before the backends can answer
+            with spoken_in(story.lang):  # the card's language, not the locale's (--lang first)
+                preflight(settings)  # nothing is stored before the backends can answer
         play = cls.start(
             store,
             story,
@@ -219,7 +221,8 @@ class PlaySession(TurnRecovery, SessionControls):
         if story.group is not None:  # /mute and /unmute are kept with the session
             story.group = with_stored_muting(story.group, info.chat_metadata)
         if backends is None:
-            preflight(settings)
+            with spoken_in(story.lang):
+                preflight(settings)
         play = cls(store, story, info.id, backends or BackendSet.from_settings(settings))
         play.options = merged
         play.warnings.extend(opening.changed_files(info, merged))

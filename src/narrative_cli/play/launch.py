@@ -103,8 +103,10 @@ def choose_greeting(
     lang = options.lang if options.lang in ("zh", "en") else card_language(card)
     env = env_for(card, Persona(name=options.user_name or "User"), lang=lang)
     from narrative_cli.config import load_settings
+    from narrative_cli.errors import spoken_in
     from narrative_cli.play.preflight import preflight
 
-    preflight(load_settings(options.overrides()))  # before the menu shows any greeting
+    with spoken_in(lang):  # the story's language (--lang, then the card's), not the locale's
+        preflight(load_settings(options.overrides()))  # before the menu shows any greeting
     index = front.choose_greeting([expand(g, env) for g in card.greetings], lang)
     return replace(options, greeting=index), card
