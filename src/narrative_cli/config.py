@@ -457,18 +457,23 @@ def _read_key_file(profile: Profile) -> str:
     return value
 
 
-def key_status(profile: Profile) -> str:
-    """Where the profile's key comes from and whether it is there; never the key itself."""
+def key_status(profile: Profile, lang: str = "en") -> str:
+    """Where the profile's key comes from and whether it is there, in ``lang``; never the key
+    itself."""
+    from narrative_cli.i18n import t
+
     if profile.api_key_file:
         try:
             _read_key_file(profile)
-        except ConfigError as exc:
-            return f"unusable ({exc.message.split(': ', 1)[-1]})"
-        return f"set (file {profile.api_key_file})"
+        except ConfigError as exc:  # the reason without its "profile 'x': " prefix
+            why = exc.text(lang).split("：" if lang == "zh" else ": ", 1)[-1]
+            return t("config.key_unusable", lang, why=why)
+        return t("config.key_file_set", lang, path=profile.api_key_file)
     if profile.api_key_env:
-        state = "set" if os.environ.get(profile.api_key_env, "").strip() else "not set"
-        return f"{state} (${profile.api_key_env})"
-    return "none needed"
+        present = bool(os.environ.get(profile.api_key_env, "").strip())
+        return t("config.key_env_set" if present else "config.key_env_unset", lang,
+                 variable=profile.api_key_env)
+    return t("config.key_none", lang)
 
 
 def build(cls: type[T], values: dict[Any, Any], where: str, *, text: bool = False) -> T:
@@ -537,28 +542,31 @@ def _convert(value: Any, kind: str, text: bool) -> Any:
     return {str(k): (str(v) if "str, str" in kind else v) for k, v in value.items()}
 
 
-def settings_summary(settings: Settings) -> dict[str, Any]:
-    """The effective settings as plain data for ``config show``; keys appear only as a status."""
+def settings_summary(settings: Settings, lang: str = "en") -> dict[str, Any]:
+    """The effective settings as plain data for ``config show``; keys appear only as a status.
+    The names are config.yaml's own (as the user writes them); the status words are in
+    ``lang`` (``--json`` keeps English)."""
+    from narrative_cli.i18n import t
     profiles = {}
     for name, profile in settings.profiles.items():
         skip = {"name"} | (set() if profile.provider == "local" else _LOCAL_ONLY)
         data = {f.name: getattr(profile, f.name) for f in fields(Profile) if f.name not in skip}
         data = {k: v for k, v in data.items() if v not in (None, {}, [])}
         if profile.provider == "local":
-            data["model_path"] = profile.model_path or "(bundled SmolLM2-135M-Instruct)"
+            data["model_path"] = profile.model_path or t("config.bundled_model", lang)
         for key in ("headers", "extra_body"):
             if key in data:
                 data[key] = scrub(data[key])
         if "base_url" in data:
             data["base_url"] = scrub_url(str(data["base_url"]))
-        data["api_key"] = key_status(profile)
+        data["api_key"] = key_status(profile, lang)
         profiles[name] = data
     agents = {
         name: {k: v for k, v in vars(agent).items() if v is not None}
         for name, agent in settings.agents.items()
     }
     return {
-        "config_file": settings.source or "(none: built-in defaults)",
+        "config_file": settings.source or t("config.no_file", lang),
         "default_profile": settings.default_profile,
         "profiles": profiles,
         "agents": agents,
@@ -575,7 +583,7 @@ def create_config_file(text: str, *, force: bool = False) -> Path:
 
     path = paths.config_file()
     if path.exists() and not force:
-        raise ConfigError(f"{path} already exists", hint="pass --force to overwrite it")
+        raise worded(ConfigError, "config.exists", path=path, hint=("config.exists_hint", {}))
     settings_from_dict(yaml.safe_load(text) or {}, "config template")
     paths.usable_dir(path.parent, "the config folder")
     path.write_text(text, encoding="utf-8")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from narrative_cli.errors import ConfigError
+from narrative_cli.errors import ConfigError, worded
 
 
 @dataclass(frozen=True)
@@ -77,10 +77,8 @@ def add_profile(
 
     preset = PRESETS.get(name)
     if preset is None:
-        raise ConfigError(
-            f"config add: unknown provider {name!r} (known: {', '.join(PRESETS)})",
-            hint="add any other server by hand under profiles: in config.yaml",
-        )
+        raise worded(ConfigError, "config.unknown_provider", name=repr(name),
+                     known=", ".join(PRESETS), hint=("config.unknown_provider_hint", {}))
     preset = replace(
         preset,
         model=model or preset.model,
@@ -91,7 +89,7 @@ def add_profile(
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     current = yaml.safe_load(old) or {}
     if name in ((current.get("profiles") or {}) if isinstance(current, dict) else {}):
-        raise ConfigError(f"{path}: a profile named {name!r} already exists")
+        raise worded(ConfigError, "config.profile_exists", path=path, name=repr(name))
     line = profile_line(name, preset)
     lines = old.splitlines()
     at = next((i for i, text in enumerate(lines) if re.match(r"profiles:\s*(#.*)?$", text)), None)

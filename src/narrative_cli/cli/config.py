@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from narrative_cli.cli.errors import user_errors
 from narrative_cli.cli.help import SETUP, NarrativeCommand, example, group
 
 config_app = group("config", "Create, show or locate config.yaml.")
@@ -77,8 +78,11 @@ def config_init(
 ) -> None:
     """Write a commented config.yaml to start from."""
     from narrative_cli.config import create_config_file
+    from narrative_cli.i18n import choose, t
 
-    typer.echo(f"wrote {create_config_file(TEMPLATE, force=force)}")
+    with user_errors():
+        path = create_config_file(TEMPLATE, force=force)
+    typer.echo(t("config.wrote", choose(None), path=path))
 
 
 @config_app.command(
@@ -105,11 +109,14 @@ def config_show(
 ) -> None:
     """Print the settings in effect (flags, environment, file, defaults); keys are never shown."""
     from narrative_cli.config import load_settings, settings_summary
+    from narrative_cli.i18n import choose
     from narrative_cli.ui.config_view import render_settings
 
     flags = {"profile": profile, "provider": provider, "base_url": base_url, "model": model}
-    settings = load_settings({**flags, "api_key_env": api_key_env})
-    render_settings(settings_summary(settings), as_json=as_json)
+    with user_errors():
+        settings = load_settings({**flags, "api_key_env": api_key_env})
+    lang = "en" if as_json else choose(None)  # no card: the locale; --json keeps English
+    render_settings(settings_summary(settings, lang), as_json=as_json)
 
 
 @config_app.command(
@@ -138,12 +145,13 @@ def config_add(
     ] = False,
 ) -> None:
     """Add a common provider's profile (base URL, model, key variable) to config.yaml."""
+    from narrative_cli.i18n import choose, t
     from narrative_cli.provider_presets import add_profile
 
-    path, line = add_profile(
-        name, model=model, base_url=base_url, api_key_env=api_key_env, make_default=make_default
-    )
-    typer.echo(f"added to {path}: {line}")
+    with user_errors():
+        path, line = add_profile(name, model=model, base_url=base_url, api_key_env=api_key_env,
+                                 make_default=make_default)  # fmt: skip
+    typer.echo(t("config.added", choose(None), path=path, line=line))
 
 
 @config_app.command("path", cls=NarrativeCommand, epilog=example("narrative config path"))

@@ -1,5 +1,6 @@
 """English messages (the keys are documented by their use; ``i18n.t``)."""
 
+from narrative_cli.i18n.en_errors import ERRORS
 from narrative_cli.i18n.en_reports import REPORTS
 
 MESSAGES: dict[str, str] = {
@@ -376,6 +377,7 @@ MESSAGES: dict[str, str] = {
     "help.keyname_tab": "Tab",
     "help.keyname_history": "Up / Down",
     **REPORTS,  # the author tools' report screens: i18n/en_reports.py
+    **ERRORS,  # narrative config, loader and backend errors: i18n/en_errors.py
     # -- preflight (play/preflight.py, config.read_api_key, backends/probe.py) ------------------
     "preflight.no_key_variable": "profile {profile}: the environment variable {variable} is not"
                                  " set",

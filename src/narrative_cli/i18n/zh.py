@@ -1,5 +1,6 @@
 """中文消息（键与 ``i18n/en.py`` 一一对应；``i18n.t``）。"""
 
+from narrative_cli.i18n.zh_errors import ERRORS
 from narrative_cli.i18n.zh_reports import REPORTS
 
 MESSAGES: dict[str, str] = {
@@ -365,6 +366,7 @@ MESSAGES: dict[str, str] = {
     "help.keyname_tab": "制表键",
     "help.keyname_history": "上 / 下方向键",
     **REPORTS,  # the author tools' report screens: i18n/zh_reports.py
+    **ERRORS,  # narrative config, loader and backend errors: i18n/zh_errors.py
     # -- 预检（play/preflight.py、config.read_api_key、backends/probe.py） ---------------------
     "preflight.no_key_variable": "配置 {profile}：环境变量 {variable} 未设置",
     "preflight.no_key_variable_hint": "export {variable}=<你的密钥>，或用 --profile local 离线游玩",
