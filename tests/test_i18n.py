@@ -52,6 +52,9 @@ def _worded_keys(node: ast.AST) -> list[str]:
     if (isinstance(node, ast.Tuple) and len(node.elts) == 2
             and isinstance(node.elts[1], ast.Dict)):  # fmt: skip
         return _keys(node.elts[0])
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "Phrase" and node.args):  # fmt: skip
+        return _keys(node.args[0])
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "worded" and len(node.args) > 1):  # fmt: skip
         return []

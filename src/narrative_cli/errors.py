@@ -40,9 +40,9 @@ output and an exit code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from narrative_cli.credentials import scrub_text
 
@@ -73,31 +73,57 @@ class NarrativeError(Exception):
         """The message in ``lang`` when it came from the catalogs, else as written."""
         if self.words is None:
             return self.message
-        from narrative_cli.i18n import t
-
-        return scrub_text(t(self.words[0], lang, **self.words[1]))
+        return scrub_text(Phrase(*self.words).text(lang))
 
     def hint_text(self, lang: str | None) -> str | None:
         """The hint in ``lang`` when it came from the catalogs, else as written."""
         if self.hint_words is None:
             return self.hint
+        return scrub_text(Phrase(*self.hint_words).text(lang))
+
+
+class Phrase:
+    """A catalog message with its values, said in a language only when shown: a part of an
+    error's message that is itself worded (`` at <url>``, "no reason given")."""
+
+    def __init__(self, key: str, values: Mapping[str, object] | None = None) -> None:
+        self.key = key
+        self.values = dict(values or {})
+
+    def text(self, lang: str | None) -> str:
         from narrative_cli.i18n import t
 
-        return scrub_text(t(self.hint_words[0], lang, **self.hint_words[1]))
+        said = {name: value.text(lang) if isinstance(value, Phrase) else value
+                for name, value in self.values.items()}  # fmt: skip
+        return t(self.key, lang, **said)
+
+    def __str__(self) -> str:
+        return self.text("en")
+
+    def __repr__(self) -> str:
+        return f"Phrase({self.key!r}, {self.values!r})"
 
 
 E = TypeVar("E", bound=NarrativeError)
 
 
-def worded(cls: type[E], key: str, hint: tuple[str, dict[str, object]] | None = None,
-           **values: object) -> E:
+def worded(cls: type[E], key: str, hint: tuple[str, dict[str, object]] | None = None, *,
+           init: Mapping[str, Any] | None = None, **values: object) -> E:
     """A ``cls`` error whose message (and hint) are the catalog messages ``key`` (and
-    ``hint``): ``message`` is the English text (logs, traces), ``text(lang)`` any language."""
-    from narrative_cli.i18n import t
-
-    error = cls(t(key, "en", **values), hint=t(hint[0], "en", **hint[1]) if hint else None)
+    ``hint``): ``message`` is the English text (logs, traces), ``text(lang)`` any language.
+    ``init``: the class's own keyword arguments (a backend error's ``status``, ``partial``)."""
+    english = Phrase(key, values).text("en")
+    error = cls(english, hint=Phrase(*hint).text("en") if hint else None,
+                **dict(init or {}))
     error.words = (key, dict(values))
     error.hint_words = hint
+    return error
+
+
+def same_words(error: E, source: NarrativeError) -> E:
+    """``error`` with ``source``'s catalog words, for an error re-raised as another class
+    (a dropped stream after text: ``StreamInterrupted`` with the same message)."""
+    error.words, error.hint_words = source.words, source.hint_words
     return error
 
 

@@ -23,6 +23,8 @@ from narrative_cli.errors import (
     BackendTimeout,
     BackendUnavailable,
     ConfigError,
+    Phrase,
+    worded,
 )
 
 if TYPE_CHECKING:
@@ -140,25 +142,27 @@ def backend_errors(provider: str, url: str = "") -> Iterator[None]:
 
     KeyboardInterrupt and every non-httpx exception pass through untouched.
     """
-    where = f" at {scrub_url(url)}" if url else ""
+    where: Phrase | str = Phrase("http.at", {"url": scrub_url(url)}) if url else ""
     try:
         yield
     except httpx.TimeoutException as exc:
-        kind = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for a reply"
-        raise BackendTimeout(f"{provider}: timed out {kind}{where}") from exc
+        connecting = isinstance(exc, httpx.ConnectTimeout)
+        raise worded(BackendTimeout, "http.timeout_connect" if connecting else "http.timeout_reply",
+                     provider=provider, where=where) from exc
     except httpx.UnsupportedProtocol as exc:
-        shown = scrub_url(url)
-        raise ConfigError(f"{provider}: base_url {shown!r} is not an http(s) URL") from exc
+        raise worded(ConfigError, "http.not_http", provider=provider,
+                     url=repr(scrub_url(url))) from exc
     except httpx.InvalidURL as exc:
-        raise ConfigError(f"{provider}: base_url {scrub_url(url)!r} is not a valid URL") from exc
+        raise worded(ConfigError, "http.bad_url", provider=provider,
+                     url=repr(scrub_url(url))) from exc
     except httpx.ConnectError as exc:
-        raise BackendUnavailable(
-            f"{provider}: cannot connect{where} ({one_line(str(exc), 120)})"
-        ) from exc
+        raise worded(BackendUnavailable, "http.cannot_connect", provider=provider, where=where,
+                     reason=one_line(str(exc), 120)) from exc
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-        raise BackendUnavailable(f"{provider}: the connection dropped{where}") from exc
+        raise worded(BackendUnavailable, "http.dropped", provider=provider, where=where) from exc
     except httpx.HTTPError as exc:
-        raise BackendUnavailable(f"{provider}: {type(exc).__name__}{where}") from exc
+        raise worded(BackendUnavailable, "http.failed", provider=provider,
+                     kind=type(exc).__name__, where=where) from exc
 
 
 def with_agent_defaults(request: ChatRequest, agent: AgentSettings | None) -> ChatRequest:

@@ -41,6 +41,8 @@ from narrative_cli.errors import (
     ProviderError,
     RequestRejected,
     StreamInterrupted,
+    same_words,
+    worded,
 )
 from narrative_cli.safetext import clean_json
 
@@ -197,7 +199,7 @@ class HTTPBackend:
                 if isinstance(error, ContentFiltered) or not self.step_down(error.message, body):
                     raise
                 log.info("%s: adapting the request after: %s", self.name, error.message)
-        raise RequestRejected(f"{self.name}: the server refused every variant of the request")
+        raise worded(RequestRejected, "http.every_variant", provider=self.name)
 
     def _whole(self, body: dict[str, Any], request: ChatRequest) -> Builder:
         with backend_errors(self.name, self.url):
@@ -212,7 +214,8 @@ class HTTPBackend:
             data = clean_json(response.json())  # an escaped lone surrogate: U+FFFD
         except (ValueError, RecursionError):
             snippet = redact(response.text[:120], self._key)
-            raise ProviderError(f"{self.name}: the reply is not JSON: {snippet!r}") from None
+            raise worded(ProviderError, "http.not_json", provider=self.name,
+                         snippet=repr(snippet)) from None
         builder.whole(data)
         builder.close()
 
@@ -242,7 +245,8 @@ class HTTPBackend:
             raise self._dropped(builder, on_text) from exc
         except BackendError as error:
             if error.retryable and on_text is not None and builder.text:
-                raise StreamInterrupted(error.message, partial=builder.text) from error
+                raise same_words(StreamInterrupted(error.message, partial=builder.text),
+                                 error) from error
             raise
         if not builder.done and builder.finish_reason is None:
             raise self._dropped(builder, on_text)
@@ -255,22 +259,16 @@ class HTTPBackend:
         turn forever; a silent one is stopped by the read timeout, at most ``timeout``)."""
         for line in chunks:
             if time.monotonic() > deadline:
-                raise BackendTimeout(
-                    f"{self.name}: no complete reply within {self.call_timeout:g} s"
-                    f" (the profile's timeout) at {scrub_url(self.url)}",
-                    hint="raise timeout in the profile (config.yaml) if the model is slow",
-                )
+                raise worded(BackendTimeout, "http.no_full_reply", ("http.no_full_reply_hint", {}),
+                             provider=self.name, seconds=f"{self.call_timeout:g}",
+                             url=scrub_url(self.url))
             yield line
 
     def _dropped(self, builder: Builder, on_text: TextCallback | None) -> BackendError:
         if on_text is not None and builder.text:
-            return StreamInterrupted(
-                f"{self.name}: the stream broke off after {len(builder.text)} characters",
-                partial=builder.text,
-            )
-        return BackendUnavailable(
-            f"{self.name}: the stream broke off before the reply was complete"
-        )
+            return worded(StreamInterrupted, "http.broke_after", init={"partial": builder.text},
+                          provider=self.name, count=len(builder.text))
+        return worded(BackendUnavailable, "http.broke_before", provider=self.name)
 
     def _check_status(self, response: httpx.Response) -> None:
         if response.status_code < 400:

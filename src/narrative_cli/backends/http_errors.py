@@ -19,10 +19,12 @@ from narrative_cli.errors import (
     BackendError,
     BackendTimeout,
     ContentFiltered,
+    Phrase,
     ProviderError,
     QuotaError,
     RateLimited,
     RequestRejected,
+    worded,
 )
 
 # Lower-cased markers of moderation rejections (llm-protocols §5).
@@ -106,8 +108,12 @@ def is_quota(info: ErrorInfo) -> bool:
     return any(marker in haystack for marker in _QUOTA_MARKERS)
 
 
-def _reason(info: ErrorInfo) -> str:
-    parts = [info.message or info.type or info.code or "no reason given"]
+def _reason(info: ErrorInfo) -> Phrase | str:
+    """The provider's own reason, as it wrote it ("no reason given", in the reader's language,
+    when it gave none)."""
+    if not (info.message or info.type or info.code):
+        return Phrase("http.no_reason")
+    parts = [info.message or info.type or info.code]
     if info.type and info.message and info.type not in info.message:
         parts.append(f"[{info.type}]")
     return one_line(" ".join(parts), 300)
@@ -132,56 +138,42 @@ def error_from_status(
 def _classify(
     provider: str, status: int, info: ErrorInfo, retry_after: float | None
 ) -> BackendError:
-    reason = _reason(info)
-    kw: dict[str, Any] = {"status": status, "retry_after": retry_after}
+    init = {"status": status, "retry_after": retry_after}
+    said: dict[str, Any] = {"provider": provider, "status": status, "reason": _reason(info)}
     if status in (400, 403, 422) and is_content_filter(info):
-        return ContentFiltered(
-            f"{provider}: the provider's content filter rejected the request (HTTP {status}): "
-            f"{reason}",
-            hint="edit or drop the flagged message; resending the same text fails the same way",
-            **kw,
-        )
+        return worded(ContentFiltered, "http.filtered", ("http.filtered_hint", {}), init=init,
+                      **said)
     if status == 402 or is_quota(info):
-        return QuotaError(
-            f"{provider}: the account has no credit or quota left (HTTP {status}): {reason}",
-            hint="top up the account or switch profile (--profile)",
-            **kw,
-        )
+        return worded(QuotaError, "http.quota", ("http.quota_hint", {}), init=init, **said)
     if status in (401, 403):
-        what = "the API key was refused" if status == 401 else "access was denied"
-        return AuthenticationError(
-            f"{provider}: {what} (HTTP {status}): {reason}",
-            hint="check the key in the environment variable the profile names (api_key_env)",
-            **kw,
-        )
+        return worded(AuthenticationError, "http.key_refused" if status == 401 else "http.denied",
+                      ("http.auth_hint", {}), init=init, **said)
     if status == 429:
-        return RateLimited(f"{provider}: rate limited (HTTP 429): {reason}", **kw)
+        return worded(RateLimited, "http.rate_limited", init=init, **said)
     if status == 408:
-        return BackendTimeout(f"{provider}: the server timed out (HTTP 408): {reason}", **kw)
+        return worded(BackendTimeout, "http.server_timeout", init=init, **said)
     if status == 409 or status >= 500:
-        what = "overloaded" if status in (503, 529) else "server error"
-        return ProviderError(f"{provider}: {what} (HTTP {status}): {reason}", **kw)
+        busy = status in (503, 529)
+        return worded(ProviderError, "http.overloaded" if busy else "http.server_error",
+                      init=init, **said)
     if status == 404:
-        return RequestRejected(
-            f"{provider}: not found (HTTP 404): {reason}",
-            hint="check base_url and model in the profile",
-            **kw,
-        )
-    return RequestRejected(f"{provider}: the request was refused (HTTP {status}): {reason}", **kw)
+        return worded(RequestRejected, "http.not_found", ("http.not_found_hint", {}), init=init,
+                      **said)
+    return worded(RequestRejected, "http.refused", init=init, **said)
 
 
 def error_from_event(provider: str, payload: Any) -> BackendError:
     """The BackendError for an ``error`` event inside a 200 stream."""
     info = parse_error_body(payload)
-    reason = _reason(info)
+    said: dict[str, Any] = {"provider": provider, "reason": _reason(info)}
     if is_content_filter(info):
-        return ContentFiltered(f"{provider}: the content filter stopped the reply: {reason}")
+        return worded(ContentFiltered, "http.event_filtered", **said)
     if is_quota(info):
-        return QuotaError(f"{provider}: the account has no credit or quota left: {reason}")
+        return worded(QuotaError, "http.event_quota", **said)
     if (
         info.code.isdigit()
         and 400 <= int(info.code) < 500
         and int(info.code) not in (408, 409, 429)
     ):
-        return RequestRejected(f"{provider}: the request was refused mid-stream: {reason}")
-    return ProviderError(f"{provider}: the server reported an error mid-stream: {reason}")
+        return worded(RequestRejected, "http.event_refused", **said)
+    return worded(ProviderError, "http.event_error", **said)

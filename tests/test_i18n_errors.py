@@ -1,0 +1,108 @@
+"""HTTP failures in both languages (#18 item 7): a backend error's message stays English for
+logs and traces (``message``) and reads in Chinese for a Chinese story (``text("zh")``), the
+provider's name, the status, the URL and the provider's own reason kept exactly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from narrative_cli.backends import ChatRequest, open_backend
+from narrative_cli.domain import Message
+from narrative_cli.errors import BackendError, NarrativeError
+from tests import servers
+from tests.conftest import SAMPLES
+from tests.servers import Reply, ScriptedServer, quick_retrier
+from tests.test_run_linemode import narrative
+
+scripted_server = servers.scripted_server
+MESSAGES = [Message("system", "讲故事。"), Message("user", "推门。")]
+WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
+
+
+def _fail(server: ScriptedServer, **changes: object) -> BackendError:
+    backend = open_backend(server.profile("openai", **changes), retrier=quick_retrier(1, []))
+    with pytest.raises(BackendError) as caught:
+        backend.complete(ChatRequest(MESSAGES, stream=True), on_text=lambda text: None)
+    return caught.value
+
+
+FAULTS = [  # fault, the English message's start, the Chinese one's, the provider's own words
+    ("unauthorized", "scripted: the API key was refused (HTTP 401): Incorrect API key",
+     "scripted：API 密钥被拒绝（HTTP 401）：Incorrect API key",
+     "Incorrect API key provided authentication_error"),
+    ("quota", "scripted: the account has no credit or quota left (HTTP 429): You exceeded",
+     "scripted：账户余额或额度已用完（HTTP 429）：You exceeded",
+     "You exceeded your current quota please check your plan and billing details "
+     "insufficient_quota"),
+    ("rate_limit", "scripted: rate limited (HTTP 429): Rate limit reached",
+     "scripted：请求过于频繁，被限流（HTTP 429）：Rate limit reached",
+     "Rate limit reached rate_limit_error"),
+    ("server_error", "scripted: server error (HTTP 500): Internal server error",
+     "scripted：服务器错误（HTTP 500）：Internal server error", "Internal server error api_error"),
+    ("overloaded", "scripted: overloaded (HTTP 529): Overloaded",
+     "scripted：服务器过载（HTTP 529）：Overloaded", "Overloaded overloaded_error"),
+    ("content_filter", "scripted: the provider's content filter rejected the request (HTTP 422)",
+     "scripted：服务商的内容过滤拒绝了请求（HTTP 422）",
+     "The request was rejected because it was considered high risk content_filter"),
+    ("drop", "scripted: the stream broke off", "scripted：流式回复在", ""),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "english", "chinese", "reason"), FAULTS)
+def test_http_failures_read_in_chinese_and_stay_english_in_the_message(
+    scripted_server: ScriptedServer, fault: str, english: str, chinese: str, reason: str
+) -> None:
+    for _ in range(3):
+        scripted_server.queue_fault(fault, text="雾很大。" if fault == "drop" else "")
+    error = _fail(scripted_server)
+    assert error.message.startswith(english), error.message
+    assert error.text("en") == error.message
+    said = error.text("zh")
+    assert said.startswith(chinese), said
+    leaks = set(WORD.findall(said)) - set(WORD.findall(reason)) - {"scripted", "HTTP"}
+    assert leaks == set(), said
+    hint = error.hint_text("zh")
+    assert hint is None or not WORD.findall(hint.replace("api_key_env", "").replace(
+        "base_url", "").replace("model", "").replace("--profile", "")), hint
+
+
+def test_connection_refused_and_timeouts_read_in_chinese_naming_the_url(
+    scripted_server: ScriptedServer,
+) -> None:
+    refused = _fail(scripted_server, base_url="http://127.0.0.1:9/v1")
+    assert refused.message.startswith("scripted: cannot connect at http://127.0.0.1:9/v1/chat")
+    assert refused.text("zh").startswith("scripted：无法连接（http://127.0.0.1:9/v1/chat")
+    scripted_server.queue_fault("hang", seconds=5)
+    scripted_server.queue_fault("hang", seconds=5)
+    slow = _fail(scripted_server, read_timeout=0.2)
+    assert slow.message.startswith("scripted: timed out waiting for a reply at http://")
+    assert slow.text("zh").startswith("scripted：等待回复超时（http://127.0.0.1:")
+
+
+def test_a_worded_error_keeps_its_words_through_scrubbing() -> None:
+    from narrative_cli.credentials import remember
+    from narrative_cli.errors import Phrase, RequestRejected, worded
+
+    remember("sk-zh-secret-0123456789")
+    error = worded(RequestRejected, "http.refused", init={"status": 400}, provider="p",
+                   status=400, reason="bad key sk-zh-secret-0123456789")  # fmt: skip
+    assert error.status == 400 and "sk-zh-secret" not in error.message
+    assert "sk-zh-secret" not in error.text("zh") and error.text("zh").startswith("p：请求被拒绝")
+    assert str(Phrase("http.no_reason")) == "no reason given"
+    assert isinstance(error, NarrativeError)
+
+
+def test_a_refused_key_during_a_chinese_story_reads_in_chinese(
+    scripted_server: ScriptedServer, clean_environ: Path
+) -> None:
+    """Line mode on a Chinese card, no --lang, an English locale: the turn's 401 is reported
+    in Chinese, naming the provider and the HTTP status, and the session goes on."""
+    scripted_server.reply_with(lambda body, record: Reply(fault="unauthorized"))
+    done = narrative(scripted_server, "run", str(SAMPLES / "fog-harbor-zh.json"),
+                     stdin="我去码头。\n/quit\n")  # fmt: skip
+    shown = done.stdout + done.stderr
+    assert "错误：adhoc：API 密钥被拒绝（HTTP 401）" in shown, shown
+    assert "the API key was refused" not in shown
