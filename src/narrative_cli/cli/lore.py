@@ -159,7 +159,10 @@ def lore_lint_command(
 
         lines = [json.dumps(report_json(report), ensure_ascii=False, indent=2)]
     else:
-        lines = report_lines(report, choose(None, card_language(loaded)))
+        import shutil
+
+        columns = shutil.get_terminal_size().columns  # COLUMNS, the terminal, else 80
+        lines = report_lines(report, choose(None, card_language(loaded)), columns)
     for line in lines:
         typer.echo(line)
     if report.errors:

@@ -248,20 +248,63 @@ def lint_card(card: Card, worlds: Sequence[Lorebook], lore: dict[str, Any] | Non
     return lint(entries, LoreSettings.from_dict(lore), texts)
 
 
-def report_lines(report: LintReport, lang: str | None = "en") -> list[str]:
-    """The findings, then a cost table, then a one-line summary (headers in ``lang``)."""
+def report_lines(report: LintReport, lang: str | None = "en",
+                 width: int | None = None) -> list[str]:
+    """The findings, then a cost table, then a one-line summary (headers in ``lang``).
+
+    ``width``: the terminal's columns; a title longer than the room left goes on under its
+    column instead of past the edge (a finding stays one line, as a compiler prints it)."""
     lines = [finding.line(lang) for finding in report.findings]
     if report.costs:
         lines.append("")
         head = [t(f"lint.col_{name}", lang) for name in ("uid", "tokens", "route", "prefix")]
-        lines.append(f"{head[0]:>6} {head[1]:>6}  {head[2]:<11} {head[3]:<8} "
-                     + t("lint.col_title", lang))
+        lines.append(f"{_pad(head[0], 6)} {_pad(head[1], 6)}  {_pad(head[2], 11, left=True)} "
+                     f"{_pad(head[3], 8, left=True)} " + t("lint.col_title", lang))
+        room = max(width - TITLE_AT, 12) if width else None
         for cost in report.costs:
+            title, *more = _wrap(cost.entry.comment, room)
             lines.append(f"{cost.entry.uid!s:>6} {cost.tokens:>6}  {cost.route:<11} "
-                         f"{cost.prefix:<8} {cost.entry.comment}")
+                         f"{cost.prefix:<8} {title}")
+            lines += [" " * TITLE_AT + part for part in more]
     warnings = len(report.findings) - report.errors
     lines.append(t("lint.summary", lang, errors=report.errors, warnings=warnings,
                    entries=len(report.costs), budget=report.budget))
+    return lines
+
+
+TITLE_AT = 36  # the column where the cost table's title starts
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text`` (a CJK character takes two)."""
+    from unicodedata import east_asian_width
+
+    return sum(2 if east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def _pad(text: str, width: int, *, left: bool = False) -> str:
+    """``text`` padded to ``width`` cells (right-aligned unless ``left``)."""
+    fill = " " * max(width - _cells(text), 0)
+    return text + fill if left else fill + text
+
+
+def _wrap(text: str, room: int | None) -> list[str]:
+    """``text`` in lines of at most ``room`` cells, broken between words (inside a word only
+    when it alone is wider, as Chinese text is)."""
+    if room is None or _cells(text) <= room:
+        return [text]
+    lines: list[str] = [""]
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines[-1] else word
+        if _cells(joined) <= room:
+            lines[-1] = joined
+            continue
+        if lines[-1]:
+            lines.append("")
+        for char in word:
+            if _cells(lines[-1] + char) > room:
+                lines.append("")
+            lines[-1] += char
     return lines
 
 

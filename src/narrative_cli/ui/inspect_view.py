@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from narrative_cli.i18n import choose, t
 from narrative_cli.play.inspect import preview
+from narrative_cli.ui.render import rows_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,35 +90,45 @@ def _lore_view(report: dict[str, Any], lang: str) -> Any:
     unused = t("inspect.not_used", lang)
     books = ", ".join(f"{b['name']} ({b['entries']}{'' if b['used'] else unused})"
                       for b in lore["books"])
-    table = Table(title=_plain(t("inspect.lorebook", lang, books=books))[0], title_justify="left")
+    title = t("inspect.lorebook", lang, books=books)
+    table = Table(title=_plain(title)[0], title_justify="left")
     several = len(lore["books"]) > 1
     columns = ("book", "uid", "comment", "keys", "pos", "C/S", "order", "route")
-    for column in columns[0 if several else 1 :]:
-        table.add_column(t(f"inspect.col_{column.replace('/', '')}", lang), overflow="fold")
+    headers = [t(f"inspect.col_{column.replace('/', '')}", lang) for column in columns]
+    for header in headers[0 if several else 1 :]:
+        table.add_column(header, overflow="fold")
+    stacked: list[list[str]] = []
     for row in lore["entries"]:
         position = "-" if row["position"] is None else str(row["position"])
         label = row["route"] + (t("inspect.disabled", lang)
                                 if row["disabled"] and row["route"] != "disabled" else "")
         route = Text(label, style=ROUTE_STYLES.get(row["route"], ""))
-        cells = _plain(preview(row["book"], 16), row["uid"], preview(row["comment"], 30),
-                       _keys_text(row), position, _flags(row), _order(row["order"]), route)
-        table.add_row(*cells[0 if several else 1 :])
-    return table
+        values = [preview(row["book"], 16), str(row["uid"]), preview(row["comment"], 30),
+                  _keys_text(row), position, _flags(row), _order(row["order"])]
+        table.add_row(*_plain(*values, route)[0 if several else 1 :])
+        stacked.append([f"{values[1]} {values[2]}", label, *values[3:],
+                        *(values[:1] if several else [])])  # fmt: skip
+    narrow = [headers[2], headers[7], *headers[3:7], *(headers[:1] if several else [])]
+    return rows_table(title, narrow, stacked, table)
 
 
 def _tools_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
 
     table = Table(title=t("inspect.tools", lang), title_justify="left")
-    for column in ("uid", "name", "type", "trigger", "note"):
-        table.add_column(t(f"inspect.col_{column}", lang), overflow="fold")
+    headers = [t(f"inspect.col_{column}", lang)
+               for column in ("uid", "name", "type", "trigger", "note")]  # fmt: skip
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    stacked: list[list[str]] = []
     for tool in report["tools"]:
         note = tool["problem"] or (f"output_tag {tool['output_tag']}" if "output_tag" in tool
                                    else "")
-        table.add_row(*_plain(tool["uid"], tool["name"] or "?", tool["type"] or "?",
-                              tool["trigger"] or "?", note),
-                      style="red" if tool["problem"] else "")
-    return table
+        values = [str(tool["uid"]), tool["name"] or "?", tool["type"] or "?",
+                  tool["trigger"] or "?", note]
+        table.add_row(*_plain(*values), style="red" if tool["problem"] else "")
+        stacked.append([f"{values[0]} {values[1]}", *values[2:]])
+    return rows_table(t("inspect.tools", lang), [headers[1], *headers[2:]], stacked, table)
 
 
 def _mvu_lines(report: dict[str, Any], lang: str) -> list[str]:
@@ -146,13 +157,18 @@ def _mvu_lines(report: dict[str, Any], lang: str) -> list[str]:
 def _regex_view(report: dict[str, Any], lang: str) -> Any:
     from rich.table import Table
 
-    table = Table(title=t("inspect.regex_scripts", lang), title_justify="left")
-    for column in ("name", "find", "placement", "runs_here"):
-        table.add_column(t(f"inspect.col_{column}", lang), overflow="fold")
-    for script in report["regex_scripts"]:
-        table.add_row(*_plain(script["name"], preview(script["find_regex"], 40),
-                              ",".join(map(str, script["placement"])), script["runs"]))
-    return table
+    title = t("inspect.regex_scripts", lang)
+    table = Table(title=title, title_justify="left")
+    headers = [t(f"inspect.col_{column}", lang)
+               for column in ("name", "find", "placement", "runs_here")]  # fmt: skip
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    rows = [[script["name"], preview(script["find_regex"], 40),
+             ",".join(map(str, script["placement"])), script["runs"]]
+            for script in report["regex_scripts"]]  # fmt: skip
+    for row in rows:
+        table.add_row(*_plain(*row))
+    return rows_table(title, headers, rows, table)
 
 
 def _helper_lines(report: dict[str, Any], lang: str) -> list[str]:

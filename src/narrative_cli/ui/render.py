@@ -324,10 +324,12 @@ def text_panel(title: str, body: str) -> Panel:
     return Panel(shown, title=safe_markup(title), title_align="left", expand=False)
 
 
-def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> RowsView:
+def rows_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
+               table: Table | None = None) -> RowsView:
     """A simple table of text rows (lore, tools, swipes, cost, help) that holds at narrow
-    widths (``RowsView``)."""
-    return RowsView(title, headers, rows)
+    widths (``RowsView``); ``table``: the same rows as an already styled table, drawn when it
+    fits."""
+    return RowsView(title, headers, rows, table)
 
 
 def grid_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
@@ -351,16 +353,18 @@ class RowsView:
     into one-word columns."""
 
     def __init__(
-        self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
+        self, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
+        table: Table | None = None,
     ) -> None:
         self.title = title
         self.headers = list(headers)
         self.rows = [list(row) for row in rows]
+        self.table = table  # the table as drawn when it fits (styled), else ``grid_table``
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.measure import Measurement
 
-        table = grid_table(self.title, self.headers, self.rows)
+        table = self.table or grid_table(self.title, self.headers, self.rows)
         width = options.max_width
         natural = Measurement.get(console, options.update_width(10_000), table).maximum
         if width >= WIDE or natural <= width:

@@ -44,20 +44,22 @@ def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -
     if not sessions:
         console.print(t("sessions.none", lang))
         return
+    from narrative_cli.ui.render import rows_table
+
     table = Table(title=t("sessions.title", lang), title_justify="left")
-    for column in ("id", "name", "character", "turns", "last_played", "card"):
-        table.add_column(t(f"sessions.{column}", lang),
-                         no_wrap=column in ("id", "turns", "last_played"))  # fmt: skip
+    columns = ("id", "name", "character", "turns", "last_played", "card")
+    headers = [t(f"sessions.{column}", lang) for column in columns]
+    for column, header in zip(columns, headers, strict=True):
+        table.add_column(header, no_wrap=column in ("id", "turns", "last_played"))
+    stacked = []  # a narrow terminal: one block per session, nothing cut
     for info in sessions:
-        table.add_row(
-            str(info.id),
-            safe_markup(info.name),
-            safe_markup(info.character_name or "-"),
-            str(max(info.last_turn, 0)),
-            _when(info.updated_at),
-            safe_markup(_card(info)),
-        )
-    console.print(table)
+        row = [str(info.id), info.name, info.character_name or "-",
+               str(max(info.last_turn, 0)), _when(info.updated_at), _card(info)]  # fmt: skip
+        table.add_row(row[0], *(safe_markup(cell) for cell in row[1:3]), *row[3:5],
+                      safe_markup(row[5]))  # fmt: skip
+        stacked.append([f"{row[0]} {row[1]}", *row[2:]])
+    console.print(rows_table(t("sessions.title", lang), [headers[1], *headers[2:]], stacked,
+                             table))  # fmt: skip
 
 
 def render_session(info: SessionInfo, turns: Sequence[TurnView], *, full: bool = False) -> None:
