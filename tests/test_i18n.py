@@ -279,7 +279,8 @@ def test_unused_keys_do_not_pile_up() -> None:
                 "help.keyname_", "inspect.col_", "inspect.card_", "lore.reason_", "lore.logic_",
                 "loretest.col_", "lint.col_", "lint.find_",
                 "trace.col_", "replay.col_",
-                "replay.metric_", "replay.note_")  # fmt: skip
+                "replay.metric_", "replay.note_",
+                "script.place_", "script.not_")  # fmt: skip
     unused = [k for k in en.MESSAGES if k not in used and not k.startswith(families)]
     assert unused == [], unused
 

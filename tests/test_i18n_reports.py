@@ -255,3 +255,62 @@ def test_preflight_failures_follow_the_cards_language_before_the_locale(tmp_path
         "error: profile 'adhoc': the environment variable NARRATIVE_TEST_NO_KEY is not set")
     missing = run("no-such-card.json", "zh_CN.UTF-8")  # no card read: the locale speaks
     assert missing.returncode == 2 and missing.stderr.startswith("错误："), missing.stderr
+
+
+# -- inspect's per-script notes, tool problems and MVU problems ---------------------------------
+
+def _scripted_zh_card(tmp_path: Path) -> Path:
+    """A Chinese card with regex scripts in every placement, a TavernHelper script, a broken
+    tool entry, an [InitVar] entry read as text and a greeting <initvar> block that fails."""
+    import json
+
+    def script(name: str, find: str, placement: list[int], **more: Any) -> dict[str, Any]:
+        return {"scriptName": name, "findRegex": find, "replaceString": "", "placement": placement,
+                "disabled": False, "markdownOnly": False, "promptOnly": False, **more}
+
+    entries = [
+        {"id": 0, "keys": [], "comment": "[InitVar]初始变量", "content": "好感度:\n  值: 10",
+         "constant": True, "enabled": True, "position": "before_char"},
+        {"id": 1, "keys": [], "comment": "[TOOL:坏工具]", "enabled": True, "constant": True,
+         "content": '{"type": "shell", "function": {"name": "坏工具"}}',
+         "position": "before_char"},
+        {"id": 2, "keys": ["雾"], "comment": "雾港", "content": "雾港的钟声。", "enabled": True,
+         "position": "before_char"},
+    ]  # fmt: skip
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "阿澜", "description": "雾港的摆渡人，说话很慢，总在看海。",
+        "first_mes": "雾很大。<initvar>好感度: [1, 2</initvar>", "extensions": {
+            "regex_scripts": [script("隐藏变量", "/<变量>[\\s\\S]*?<\\/变量>/g", [2]),
+                              script("斜杠", "/x/g", [3]), script("推理", "/y/g", [1, 6]),
+                              script("停用", "/z/g", [2], disabled=True),
+                              script("坏标志", "/z/q", [2])],
+            "TavernHelper_scripts": [{"type": "script", "value": {
+                "name": "界面按钮", "content": "console.log(1)", "enabled": True,
+                "buttons": [{"name": "掷骰"}]}}]},
+        "character_book": {"name": "雾港", "entries": entries}}}  # fmt: skip
+    path = tmp_path / "阿澜.json"
+    path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_inspect_notes_and_problems_speak_chinese_and_json_keeps_english(tmp_path: Path) -> None:
+    import json
+
+    card = _scripted_zh_card(tmp_path)
+    done = _run("inspect", str(card))
+    assert done.exit_code == 0, done.output
+    shown = " ".join(done.output.split())
+    assert "不运行：只作用于斜杠命令（终端里没有）" in shown
+    assert "用户输入" in shown and "不作用于推理内容" in shown
+    assert "不运行：已禁用" in shown and "未知的正则标志：q" in shown
+    assert "浏览器 JavaScript" in shown and "type 只能是 llm 或 code，不能是 'shell'" in shown
+    assert "MVU 问题：开场白里的 <initvar> 块：不是有效的 YAML、JSON 或 JSON5（" in shown
+    words = ("shell findRegex InitVar initvar TOOL JavaScript iframe llm code type YAML JSON "
+             "JSON5 unexpected character at AI planning text")  # the parser's detail as written
+    assert _leaks(done.output, _card_words(card), words) == [], done.output
+    report = json.loads(_run("inspect", str(card), "--json").output)
+    runs = [row["runs"] for row in report["regex_scripts"]]
+    assert runs[1] == "no: only slash commands (a terminal has none)"
+    assert runs[3] == "no: disabled" and runs[4] == "no: unknown regex flags: q"
+    assert report["tools"][0]["problem"] == "type must be llm or code, not 'shell'"
+    assert report["tavern_helper_scripts"][0]["runs"].startswith("no: browser JavaScript")

@@ -74,9 +74,11 @@ def test_meta_rules_become_the_schema_and_leave_the_variables() -> None:
 
 
 def test_an_unreadable_initvar_entry_is_named_and_no_variables_are_half_made() -> None:
-    result = initialise([initvar(0, '{"a": 1}'), initvar(7, "{bad: [1, 2", comment="[InitVar] 坏")])
+    entries = [initvar(0, '{"a": 1}'), initvar(7, "{bad: [1, 2", comment="[InitVar] 坏")]
+    result = initialise(entries, lang="en")
     assert result.data.stat_data == {}
     assert "[InitVar] entry 7 ([InitVar] 坏)" in result.problems[0]
+    assert "[InitVar] 条目 7（[InitVar] 坏）：" in initialise(entries, lang="zh").problems[0]
 
 
 def test_the_greetings_initvar_block_wins_and_its_commands_run() -> None:

@@ -38,14 +38,16 @@ def inspect_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Show a card: fields, greetings, token estimates, lorebook routes, tools, MVU, regex."""
-    from narrative_cli.load import load_card, load_lorebook, load_preset
+    from narrative_cli.i18n import choose
+    from narrative_cli.load import card_language, load_card, load_lorebook, load_preset
     from narrative_cli.play.inspect import inspect_report
     from narrative_cli.ui.inspect_view import render_inspect
 
     with user_errors():
         loaded = load_card(card)
         books = [load_lorebook(path) for path in lorebook or []]
-        report = inspect_report(loaded, books, load_preset(preset) if preset else None)
+        lang = "en" if as_json else choose(None, card_language(loaded))  # --json: English
+        report = inspect_report(loaded, books, load_preset(preset) if preset else None, lang)
     if as_json:
         import json
 

@@ -88,15 +88,17 @@ class MacroReport:
         """One line per thing that will not run as written, for the start of a story."""
         lines = []
         if self.unknown:
-            names = ", ".join(f"{{{{{name}}}}} ({where})" for name, where in self.unknown.items())
+            names = ", ".join(f"{{{{{name}}}}} ({where_words(where, lang)})"
+                              for name, where in self.unknown.items())  # fmt: skip
             lines.append(
                 f"未知宏（按原样发送给模型）：{names}" if lang == "zh"
                 else f"macros not run here (sent to the model as written): {names}"
             )  # fmt: skip
         for where in self.special:
             lines.append(
-                f"{where} 使用了提示词模板插件的特殊条目（[GENERATE:…]、[RENDER:…]、@INJECT、"
-                "[InitialVariables] 或 @@ 装饰器），这里不支持，按普通条目处理" if lang == "zh"
+                f"{where_words(where, lang)} 使用了提示词模板插件的特殊条目（[GENERATE:…]、"
+                "[RENDER:…]、@INJECT、[InitialVariables] 或 @@ 装饰器），这里不支持，按普通条目处理"
+                if lang == "zh"
                 else f"{where} is one of ST-Prompt-Template's special entries ([GENERATE:…], "
                 "[RENDER:…], @INJECT, [InitialVariables] or an @@ decorator), which this runner "
                 "does not have: it is handled as an ordinary entry"
@@ -112,9 +114,29 @@ class MacroReport:
         return lines
 
 
+_WHERE = [  # how ``card_sources`` names a text, and the Chinese of each
+    (re.compile(r'^lore entry "(.*)" \(uid (.*)\)$', re.S), "世界书条目「{0}」（uid {1}）"),
+    (re.compile(r'^preset prompt "(.*)"$', re.S), "预设提示词「{0}」"),
+    (re.compile(r"^card field (\S+)$"), "角色卡字段 {0}"),
+    (re.compile(r"^greeting (\d+)$"), "开场白 {0}"),
+]
+
+
+def where_words(where: str, lang: str | None) -> str:
+    """A ``card_sources`` name in ``lang`` (the English name is also a key: it stays as it
+    is in reports and JSON); the entry's comment, field and prompt names are kept."""
+    if lang != "zh":
+        return where
+    for pattern, chinese in _WHERE:
+        found = pattern.match(where)
+        if found:
+            return chinese.format(*found.groups())
+    return where
+
+
 def _template_line(lang: str, where: str, reason: str) -> str:
     if lang == "zh":
-        return f"{where} 中的模板无法运行（{reason}），其内容不会发送"
+        return f"{where_words(where, lang)} 中的模板无法运行（{reason}），其内容不会发送"
     return f"template in {where} will fail ({reason}); its text will be left out"
 
 

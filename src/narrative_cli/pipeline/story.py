@@ -34,6 +34,7 @@ from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset, 
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.group.greetings import lore_owners, scene_greeting
 from narrative_cli.group.model import Group
+from narrative_cli.i18n import t
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import MVU_UPDATE
 from narrative_cli.lore.timed import TimedEffects
@@ -165,7 +166,8 @@ def with_mvu(
     problems = list(result.problems)
     update = result.greeting_update
     if update is not None and update.rejected:
-        problems += [f"greeting: {r.patch} rejected ({r.reason})" for r in update.rejected]
+        problems += [t("mvu.greeting_rejected", lang, patch=r.patch, reason=r.reason)
+                     for r in update.rejected]
     data = result.data
     return replace(snapshot, mvu=data.stat_data, mvu_data=data.to_dict()), problems
 

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
+from narrative_cli.i18n import t
 from narrative_cli.load import card_language, regex_scripts, select_lore
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, initvar_entries
@@ -68,17 +69,18 @@ def _entry_row(entry: LoreEntry, book: Lorebook) -> dict[str, Any]:
     }
 
 
-def tool_row(entry: LoreEntry, book: str) -> dict[str, Any]:
-    """What a tool entry defines (name, type, trigger, output tag), or why it cannot work."""
+def tool_row(entry: LoreEntry, book: str, lang: str = "en") -> dict[str, Any]:
+    """What a tool entry defines (name, type, trigger, output tag), or why it cannot work
+    (in ``lang``)."""
     row: dict[str, Any] = {"uid": entry.uid, "book": book, "comment": entry.comment,
                            "name": None, "type": None, "trigger": None, "problem": None}
     try:
         spec = loads(entry.content)
     except ValueError as exc:
-        row["problem"] = f"content is not valid JSON ({exc})"
+        row["problem"] = t("tooldef.not_json", lang, error=exc)
         return row
     if not isinstance(spec, dict):
-        row["problem"] = "content must be a JSON object"
+        row["problem"] = t("tooldef.not_object", lang)
         return row
     function = spec.get("function")
     name = function.get("name") if isinstance(function, dict) else None
@@ -86,20 +88,20 @@ def tool_row(entry: LoreEntry, book: str) -> dict[str, Any]:
     for key in ("output_tag", "tag_lookback", "context"):
         if key in spec:
             row[key] = spec[key]
-    row["problem"] = _tool_problem(spec, name, entry.disabled)
+    row["problem"] = _tool_problem(spec, name, entry.disabled, lang)
     return row
 
 
-def _tool_problem(spec: dict[str, Any], name: object, disabled: bool) -> str | None:
+def _tool_problem(spec: dict[str, Any], name: object, disabled: bool, lang: str) -> str | None:
     if not isinstance(name, str) or not name:
-        return "function.name is missing"
+        return t("tooldef.no_name", lang)
     if spec.get("type") not in ("llm", "code"):
-        return f"type must be llm or code, not {spec.get('type')!r}"
+        return t("tooldef.bad_type", lang, value=repr(spec.get("type")))
     if spec.get("trigger", "planning") not in TRIGGERS:
-        return f"trigger must be planning or post_pipeline, not {spec.get('trigger')!r}"
+        return t("tooldef.bad_trigger", lang, value=repr(spec.get("trigger")))
     if spec["type"] == "code" and name != "roll_dice" and not str(spec.get("code") or "").strip():
-        return "a custom code tool needs its JavaScript in 'code'"
-    return "entry is disabled" if disabled else None
+        return t("tooldef.no_code", lang)
+    return t("tooldef.disabled", lang) if disabled else None
 
 
 def _initvar_row(entry: LoreEntry, book: str) -> dict[str, Any]:
@@ -171,8 +173,9 @@ def _preset(preset: Preset | None) -> dict[str, Any] | None:
 
 
 def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
-                   preset: Preset | None = None) -> dict[str, Any]:
-    """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset."""
+                   preset: Preset | None = None, lang: str = "en") -> dict[str, Any]:
+    """Everything ``narrative inspect`` shows about a card, its lorebooks and a preset; the
+    notes and problems in ``lang`` (``--json`` keeps English: the keys are the contract)."""
     worlds = worlds or []
     _warm_up_sandbox(card, select_lore(card, worlds, "auto").entries, preset)
     books = _books(card, worlds)
@@ -185,10 +188,10 @@ def inspect_report(card: Card, worlds: list[Lorebook] | None = None,
                       for i, g in enumerate(card.greetings)],
         "tokens": card_tokens(card),
         "lore": _lore(card, worlds),
-        "tools": [tool_row(e, b) for e, b, r in routed if r == TOOL],
+        "tools": [tool_row(e, b, lang) for e, b, r in routed if r == TOOL],
         "mvu": _mvu(card, select_lore(card, worlds, "auto").entries, routed),
-        "regex_scripts": regex_rows(card),
-        "tavern_helper_scripts": helper_rows(card),
+        "regex_scripts": regex_rows(card, lang),
+        "tavern_helper_scripts": helper_rows(card, lang),
         "preset": _preset(preset),
         "macros": _macros(card, select_lore(card, worlds, "auto").entries, preset),
     }

@@ -14,20 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from narrative_cli.domain import Card, RegexScript
+from narrative_cli.i18n import has, t
 
-RUN_PLACEMENTS = {1: "user input", 2: "AI output", 5: "world info"}
-NOT_HERE = {
-    3: "slash commands (a terminal has none)",
-    6: "reasoning (neither shown nor sent here)",
-}
-HELPER_NOT_HERE = (
-    "browser JavaScript (page events, iframes, buttons): a terminal runs none of it"
-)
-MVU_BUILT_IN = "MagVarUpdate's script: what it does (MVU variables) is built in here"
+RUN_PLACEMENTS = (1, 2, 5)  # user input, AI output, world info (``script.place_N``)
+NOT_HERE = (3, 6)  # slash commands, reasoning (``script.not_N``)
 
 
-def regex_rows(card: Card) -> list[dict[str, Any]]:
-    """One row per regex script: its flags, any problem, and where it ``runs`` here."""
+def regex_rows(card: Card, lang: str = "en") -> list[dict[str, Any]]:
+    """One row per regex script: its flags, any problem, and where it ``runs`` here (the
+    words in ``lang``; ``inspect --json`` keeps English)."""
     from narrative_cli.load import regex_scripts
     from narrative_cli.load.regex import split_find_regex
 
@@ -39,50 +34,60 @@ def regex_rows(card: Card) -> list[dict[str, Any]]:
     checks = [JsScript(s.script_name, *split_find_regex(s.find_regex), "") for s in scripts]
     refused = pattern_errors([c for s, c in zip(scripts, checks, strict=True) if s.find_regex])
     usable = [s for s in scripts if s.find_regex]
-    problems = {id(usable[i]): f"invalid regex: {why}" for i, why in refused.items()}
+    problems = {id(usable[i]): t("script.invalid", lang, why=why) for i, why in refused.items()}
     rows = []
     for script in scripts:
-        problem = _problem(script) or problems.get(id(script))
+        problem = _problem(script, lang) or problems.get(id(script))
         rows.append({
             "name": script.script_name, "find_regex": script.find_regex,
             "placement": script.placement, "disabled": script.disabled,
             "markdown_only": script.markdown_only, "prompt_only": script.prompt_only,
-            "problem": problem, "runs": _runs(script, problem),
+            "problem": problem, "runs": _runs(script, problem, lang),
         })  # fmt: skip
     return rows
 
 
-def _problem(script: RegexScript) -> str | None:
+def _problem(script: RegexScript, lang: str) -> str | None:
     if not script.find_regex:
-        return "empty findRegex"
+        return t("script.empty", lang)
     from narrative_cli.load.regex import split_find_regex
 
     unknown = sorted(set(split_find_regex(script.find_regex)[1]) - set("dgimsuvy"))
-    return f"unknown regex flags: {''.join(unknown)}" if unknown else None
+    return t("script.flags", lang, flags="".join(unknown)) if unknown else None
 
 
-def _runs(script: RegexScript, problem: str | None) -> str:
+def _place(placement: int, lang: str) -> str:
+    """What a placement rewrites, in words (``placement N`` for one we do not know)."""
+    key = f"script.place_{placement}" if placement in RUN_PLACEMENTS else (
+        f"script.not_{placement}")
+    return t(key, lang) if has(key, lang) else t("script.placement", lang, placement=placement)
+
+
+def _runs(script: RegexScript, problem: str | None, lang: str) -> str:
     """Where the script runs here (``prompt``, ``display``), or ``no: why``."""
     from narrative_cli.regex.targets import prompts, shows
 
     if script.disabled:
-        return "no: disabled"
+        return t("script.no", lang, why=t("script.disabled", lang))
     if problem:
-        return f"no: {problem}"
-    places = [RUN_PLACEMENTS[p] for p in script.placement if p in RUN_PLACEMENTS]
+        return t("script.no", lang, why=problem)
+    places = [_place(p, lang) for p in script.placement if p in RUN_PLACEMENTS]
+    comma = t("script.comma", lang)
     if not places:
-        missing = [NOT_HERE.get(p, f"placement {p}") for p in script.placement] or ["none"]
-        return "no: only " + ", ".join(missing)
-    targets = [t for t, ok in (("prompt", prompts(script)), ("display", shows(script))) if ok]
-    text = " and ".join(targets) + " (" + ", ".join(places) + ")"
-    skipped = [NOT_HERE[p] for p in script.placement if p in NOT_HERE]
-    text += "; not " + ", ".join(skipped) if skipped else ""
-    if "display" in targets and "StatusPlaceHolderImpl" in script.find_regex:
-        text += "; with MVU variables the native status panel shows instead"
+        missing = [_place(p, lang) for p in script.placement] or [t("script.none", lang)]
+        return t("script.no", lang, why=t("script.only", lang, places=comma.join(missing)))
+    targets = ([t("script.prompt", lang)] if prompts(script) else []) + (
+        [t("script.display", lang)] if shows(script) else [])
+    text = t("script.runs", lang, targets=t("script.and", lang).join(targets),
+             places=comma.join(places))
+    skipped = [_place(p, lang) for p in script.placement if p in NOT_HERE]
+    text += t("script.not_here", lang, places=comma.join(skipped)) if skipped else ""
+    if shows(script) and "StatusPlaceHolderImpl" in script.find_regex:
+        text += t("script.status_panel", lang)
     return text
 
 
-def helper_rows(card: Card) -> list[dict[str, Any]]:
+def helper_rows(card: Card, lang: str = "en") -> list[dict[str, Any]]:
     """The card's TavernHelper scripts, each with its buttons and why it does not run."""
     raw = card.extensions.get("TavernHelper_scripts")
     items = raw if isinstance(raw, list) else []
@@ -95,10 +100,11 @@ def helper_rows(card: Card) -> list[dict[str, Any]]:
         listed = value.get("buttons")
         buttons: list[Any] = listed if isinstance(listed, list) else []
         mvu = "MagVarUpdate" in content or "MagicalAstrogy" in content
+        why = t("script.mvu_built_in" if mvu else "script.helper_not_here", lang)
         rows.append({
             "name": str(value.get("name") or ""),
             "enabled": bool(value.get("enabled", True)),
             "buttons": [str(b.get("name")) for b in buttons if isinstance(b, dict)],
-            "runs": "no: " + (MVU_BUILT_IN if mvu else HELPER_NOT_HERE),
+            "runs": t("script.no", lang, why=why),
         })  # fmt: skip
     return rows

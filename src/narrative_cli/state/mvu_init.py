@@ -28,6 +28,7 @@ from typing import Any
 
 from narrative_cli.domain import LoreEntry
 from narrative_cli.errors import LorebookError
+from narrative_cli.i18n import t
 from narrative_cli.lore.routing import initvar_entries, is_initvar
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
 from narrative_cli.state.initvar import read_initvar
@@ -73,7 +74,7 @@ def initialise(
     merged: dict[str, Any] = {}
     try:
         for entry in initvar_entries(entries):
-            parsed = _read_entry(entry, user, char, result)
+            parsed = _read_entry(entry, user, char, result, lang)
             result.entries.append(entry)
             if parsed:
                 merge_replacing_arrays(merged, parsed)
@@ -86,14 +87,14 @@ def initialise(
     schema.update(root_flags(merged))
     data.schema = schema
     clean_up_metadata(data.stat_data)
-    _greeting_block(greeting, user, char, result)
+    _greeting_block(greeting, user, char, result, lang)
     update = update_variables(greeting, result.data, lang=lang, user=user, char=char)
     result.data = update.data
     result.greeting_update = update
     return result
 
 
-def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult) -> Any:
+def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult, lang: str) -> Any:
     content = entry.content
     # The markers first: on a long line without them, the patterns' leading ``.*`` would
     # try every start position (quadratic; a 200 KB entry took minutes).
@@ -104,23 +105,24 @@ def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult) -> A
     if fence:
         content = fence.group(1)
     text = substitute_macros(content, user, char)
-    label = f"[InitVar] entry {entry.uid} ({entry.comment.strip()})"
+    label = t("mvu.initvar_label", lang, uid=entry.uid, comment=entry.comment.strip())
     try:
         parsed = parse_text(text)
         deep = json_depth(parsed) > MAX_JSON_DEPTH
     except TextParseError as problem:
-        raise LorebookError(f"{label}: {problem}") from None
+        raise LorebookError(t("mvu.entry_problem", lang, label=label,
+                              problem=_unparsed(problem, lang))) from None
     except RecursionError:
         deep = True
     if deep:  # every later walk of the tree would recurse as deep (issue 13)
-        raise LorebookError(f"{label}: the tree nests more than {MAX_JSON_DEPTH} levels deep")
+        raise LorebookError(t("mvu.too_deep", lang, label=label, levels=MAX_JSON_DEPTH))
     if parsed is None or isinstance(parsed, (dict, list)):
         return saved_as_json(parsed)
     try:
         older = read_initvar(text)
     except LorebookError as problem:
-        raise LorebookError(f"{label}: {problem}") from None
-    result.notes.append(f"{label}: read as indented 'key: value' text")
+        raise LorebookError(t("mvu.entry_problem", lang, label=label, problem=problem)) from None
+    result.notes.append(t("mvu.read_as_text", lang, label=label))
     return older.variables
 
 
@@ -135,7 +137,13 @@ def saved_as_json(value: Any) -> Any:
     return value
 
 
-def _greeting_block(greeting: str, user: str, char: str, result: InitResult) -> None:
+def _unparsed(problem: TextParseError, lang: str) -> str:
+    """Why a text is not YAML/JSON/JSON5, in ``lang`` (the parser's detail as it wrote it)."""
+    return t("mvu.not_parsed", lang, detail=problem.detail) if problem.detail else str(problem)
+
+
+def _greeting_block(greeting: str, user: str, char: str, result: InitResult,
+                    lang: str) -> None:
     """An ``<initvar>`` block in the greeting replaces the lore's variables."""
     override: dict[str, Any] = {}
     applied = False
@@ -143,11 +151,12 @@ def _greeting_block(greeting: str, user: str, char: str, result: InitResult) -> 
         try:
             parsed = parse_text(substitute_macros(match.group(2), user, char))
         except TextParseError as problem:
-            result.problems.append(f"greeting <initvar> block: {problem}")
+            result.problems.append(t("mvu.greeting_block", lang,
+                                     problem=_unparsed(problem, lang)))
             continue
         if isinstance(parsed, dict):
             merge_replacing_arrays(override, saved_as_json(parsed))
             applied = True
     if applied:
         result.data.stat_data = override
-        result.notes.append("the greeting's <initvar> block replaces the [InitVar] entries")
+        result.notes.append(t("mvu.greeting_replaces", lang))

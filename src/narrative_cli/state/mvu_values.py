@@ -49,7 +49,12 @@ __all__ = [
 
 
 class TextParseError(ValueError):
-    """The text is neither YAML nor JSON5 (MVU: 不是有效的 YAML/JSON/JSON5 格式)."""
+    """The text is neither YAML nor JSON5 (MVU: 不是有效的 YAML/JSON/JSON5 格式); ``detail``:
+    the parser's own words."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 def _no_constants(name: str) -> Any:
@@ -122,7 +127,7 @@ def parse_text(text: str) -> Any:
             return _yaml(text)
         except YamlError:
             pass
-    raise TextParseError(f"not valid YAML, JSON or JSON5 ({problem})")
+    raise TextParseError(f"not valid YAML, JSON or JSON5 ({problem})", str(problem))
 
 
 def _yaml(text: str) -> Any:

@@ -183,6 +183,8 @@ def _helper_lines(report: dict[str, Any], lang: str) -> list[str]:
 
 
 def _macro_lines(report: dict[str, Any], lang: str) -> list[str]:
+    from narrative_cli.context.macro_scan import where_words  # only with macros to report
+
     macros = report.get("macros") or {}
     lines = []
     for row in macros.get("templates", []):
@@ -193,12 +195,13 @@ def _macro_lines(report: dict[str, Any], lang: str) -> list[str]:
             state = t("inspect.ejs_unavailable", lang, calls=", ".join(row["unavailable"]))
         else:
             state = t("inspect.ejs_runs", lang)
-        lines.append(t("inspect.ejs_template", lang, where=row["where"], calls=calls,
-                       state=state))
+        lines.append(t("inspect.ejs_template", lang, where=where_words(row["where"], lang),
+                       calls=calls, state=state))
     for where in macros.get("special_entries", []):
-        lines.append(t("inspect.special_entry", lang, where=where))
+        lines.append(t("inspect.special_entry", lang, where=where_words(where, lang)))
     for row in macros.get("unknown", []):
-        lines.append(t("inspect.unknown_macro", lang, name=row["name"], where=row["where"]))
+        lines.append(t("inspect.unknown_macro", lang, name=row["name"],
+                       where=where_words(row["where"], lang)))
     return lines
 
 
