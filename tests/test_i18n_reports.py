@@ -314,3 +314,52 @@ def test_inspect_notes_and_problems_speak_chinese_and_json_keeps_english(tmp_pat
     assert runs[3] == "no: disabled" and runs[4] == "no: unknown regex flags: q"
     assert report["tools"][0]["problem"] == "type must be llm or code, not 'shell'"
     assert report["tavern_helper_scripts"][0]["runs"].startswith("no: browser JavaScript")
+
+
+# -- the lore index's notes to authors ---------------------------------------------------------
+
+NOTES = [
+    "lore: entry 3 (雾): /[/ is not a JavaScript regex (SyntaxError: unterminated character"
+    " class): it is matched as plain text, as SillyTavern does",
+    "entry 4 (no title): regex /(?<=a+)b/ is not supported here: look-behind requires fixed-width"
+    " pattern",
+    "entry 5 (钟声): regex /(a+)+$/ ran longer than 50 ms and is skipped from now on",
+    "card book: worldbook source world skips the card's book",
+    "雾港: the world file '雾港' holds the same book; it is loaded once, from the world file",
+]  # fmt: skip
+
+
+def test_lore_notes_stay_as_written_in_english_and_are_chinese_in_chinese() -> None:
+    from narrative_cli.lore.notes import note_words
+
+    for note in NOTES:
+        assert note_words(note, "en") == note
+        chinese = note_words(note, "zh")
+        kept = ("SyntaxError unterminated character class look-behind requires fixed-width pattern"
+                " JavaScript SillyTavern card book world")  # names and config values
+        assert _leaks(chinese, note.split(":")[1] if "regex" in note else "", kept) == [], chinese
+    assert note_words(NOTES[0], "zh") == (
+        "世界书：条目 3（雾）：/[/ 不是有效的 JavaScript 正则（SyntaxError: unterminated character"
+        " class）：按 SillyTavern 的做法当作普通文本匹配")
+    assert note_words("something new", "zh") == "something new"
+
+
+def test_a_broken_regex_key_is_reported_in_the_cards_language(tmp_path: Path) -> None:
+    """``lore test`` and a story's opening problems on a Chinese card name the key and the
+    entry exactly and say the rest in Chinese; JavaScript's own complaint is kept."""
+    from tests.test_lore_author_tools import world_entry, write_world
+
+    world = write_world(tmp_path, [world_entry(0, ["/[/", "雾"], "雾港的钟声。", comment="钟声")])
+    done = _run("lore", "test", str(ZH_CARD), "--lorebook", str(world), "雾很大")
+    assert done.exit_code == 0, done.output
+    shown = " ".join(done.output.split())
+    assert "条目 0（钟声）：/[/ 不是有效的 JavaScript 正则（" in shown, shown
+    assert "按 SillyTavern 的做法当作普通文本匹配" in shown
+    english = _run("lore", "test", "sample_cards/lantern-keeper.png", "--lorebook", str(world),
+                   "fog")  # fmt: skip
+    assert "/[/ is not a JavaScript regex (" in " ".join(english.output.split())
+
+    from narrative_cli.pipeline.opening import load_parts
+
+    problems = load_parts(ZH_CARD, [world], None, None, None, "zh", None).problems
+    assert any(p.startswith("世界书：条目 0（钟声）：/[/ 不是有效的") for p in problems), problems

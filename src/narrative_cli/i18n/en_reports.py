@@ -262,4 +262,16 @@ REPORTS: dict[str, str] = {
     "mvu.greeting_replaces": "the greeting's <initvar> block replaces the [InitVar] entries",
     "mvu.greeting_rejected": "greeting: {patch} rejected ({reason})",
     "mvu.not_parsed": "not valid YAML, JSON or JSON5 ({detail})",
+    # -- the lore index's notes to authors (lore/notes.py) ----------------------------------------
+    "lore.note_lore": "lore: {inner}",
+    "lore.note_entry_untitled": "entry {uid} (no title): {inner}",
+    "lore.note_entry": "entry {uid} ({comment}): {inner}",
+    "lore.note_not_js": "{pattern} is not a JavaScript regex ({why}): it is matched as plain"
+                        " text, as SillyTavern does",
+    "lore.note_unsupported": "regex {pattern} is not supported here: {why}",
+    "lore.note_slow": "regex {pattern} ran longer than {ms} ms and is skipped from now on",
+    "lore.note_twin": "{book}: the world file {world} holds the same book; it is loaded once,"
+                      " from the world file",
+    "lore.note_world_only": "{book}: worldbook source world skips the card's book",
+    "lore.note_card_only": "{book}: worldbook source card uses only the card's own book",
 }

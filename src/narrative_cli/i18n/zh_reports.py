@@ -248,4 +248,15 @@ REPORTS: dict[str, str] = {
     "mvu.greeting_replaces": "开场白里的 <initvar> 块取代了 [InitVar] 条目",
     "mvu.greeting_rejected": "开场白：{patch} 被拒绝（{reason}）",
     "mvu.not_parsed": "不是有效的 YAML、JSON 或 JSON5（{detail}）",
+    # -- 世界书索引给作者的提示（lore/notes.py）----------------------------------------------------
+    "lore.note_lore": "世界书：{inner}",
+    "lore.note_entry_untitled": "条目 {uid}（无标题）：{inner}",
+    "lore.note_entry": "条目 {uid}（{comment}）：{inner}",
+    "lore.note_not_js": "{pattern} 不是有效的 JavaScript 正则（{why}）：按 SillyTavern 的做法"
+                        "当作普通文本匹配",
+    "lore.note_unsupported": "正则 {pattern} 在这里不受支持：{why}",
+    "lore.note_slow": "正则 {pattern} 运行超过 {ms} 毫秒，此后跳过",
+    "lore.note_twin": "{book}：世界书文件 {world} 是同一本书，只从世界书文件加载一次",
+    "lore.note_world_only": "{book}：世界书来源为 world，跳过角色卡自带的书",
+    "lore.note_card_only": "{book}：世界书来源为 card，只用角色卡自带的书",
 }

@@ -35,6 +35,7 @@ from narrative_cli.load.lorebooks import linked_world
 from narrative_cli.load.regex import parse_regex_scripts
 from narrative_cli.lore.engine import LoreSettings
 from narrative_cli.lore.index import index_for
+from narrative_cli.lore.notes import note_words
 from narrative_cli.regex.notes import script_notes
 from narrative_cli.tools.definitions import ToolSet, load_tools
 from narrative_cli.tools.templates import TemplateJob, check_templates
@@ -96,8 +97,10 @@ def load_parts(
         lang=pick_language(card_language(card), flag),
         problems=[f"lore: {note}" for note in selection.skipped],
     )
+    parts.problems = [note_words(note, parts.lang) for note in parts.problems]
     parts.problems += [f"tool {problem}" for problem in tools.problems]
-    parts.problems += _lore_problems(entries, settings, persona_obj, card)
+    parts.problems += [note_words(note, parts.lang)
+                       for note in _lore_problems(entries, settings, persona_obj, card)]
     sources = card_sources(card, entries, parts.preset)
     report = scan(sources, entries)
     parts.problems += report.problems(parts.lang)

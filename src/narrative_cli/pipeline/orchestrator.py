@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from narrative_cli.agents.table import streaming_agents
 from narrative_cli.context.expand import apply_macros
 from narrative_cli.errors import BackendError, BadInput, TurnCancelled
+from narrative_cli.lore.notes import note_words
 from narrative_cli.lore.results import ScanContext
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import TOOL
@@ -264,7 +265,7 @@ def _lore_stage(state: TurnState) -> None:
         lore = run_lore(story.entries, scan, rng=state.rng, timed=state.timed)
         state.lore, state.timed, state.routed = lore.result, lore.result.timed, lore.routed
         for problem in lore.result.timeouts:  # a user regex that ran out of time: skipped now on
-            state.warn("lore", problem)
+            state.warn("lore", note_words(problem, story.lang))
         for warning in budget_warnings(lore.result, settings):
             state.warn("lore", warning)
         state.active_tools = [t for t in story.tools.tools if lore.switched_on(t.keys, t.constant)]

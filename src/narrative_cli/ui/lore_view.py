@@ -31,13 +31,15 @@ def render_lore_test(
     from rich.text import Text
 
     from narrative_cli.i18n import t
+    from narrative_cli.lore.notes import note_words
     from narrative_cli.lore.reasons import reason_words
     from narrative_cli.ui.console import console as safe_console
     from narrative_cli.ui.safe import safe_text
 
     out = console or safe_console(highlight=False)
     for problem in problems:
-        out.print(Text(t("loretest.warning", lang, problem=safe_text(problem)), style="yellow"))
+        shown = safe_text(note_words(problem, lang))
+        out.print(Text(t("loretest.warning", lang, problem=shown), style="yellow"))
     if result.activated:
         table = Table(title=t("loretest.activated", lang), title_justify="left")
         for column in ("uid", "comment", "route", "reason"):
