@@ -106,3 +106,79 @@ def test_a_refused_key_during_a_chinese_story_reads_in_chinese(
     shown = done.stdout + done.stderr
     assert "错误：adhoc：API 密钥被拒绝（HTTP 401）" in shown, shown
     assert "the API key was refused" not in shown
+
+
+# -- loader errors --------------------------------------------------------------------------------
+
+def _cli(locale: str, *args: str) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from narrative_cli.cli.app import app
+
+    env = {"LANG": locale, "LC_ALL": "", "LC_MESSAGES": "", "COLUMNS": "200"}
+    done = CliRunner().invoke(app, list(args), prog_name="narrative", env=env)
+    return done.exit_code, done.output
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    import io
+    import zipfile
+
+    from narrative_cli.load.png import SIGNATURE
+
+    files = {"json": tmp_path / "坏卡.json", "png": tmp_path / "残图.png",
+             "charx": tmp_path / "空包.charx", "book": tmp_path / "novelai.json"}  # fmt: skip
+    files["json"].write_text('{"spec": "chara_card_v2", "data": {"name": "阿澜",}}',
+                             encoding="utf-8")  # fmt: skip
+    files["png"].write_bytes(SIGNATURE + b"\x00\x00\x00\x0dIHDR")
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("assets/icon.png", b"x")
+    files["charx"].write_bytes(packed.getvalue())
+    files["book"].write_text('{"lorebookVersion": 5, "entries_": []}', encoding="utf-8")
+    return files
+
+
+LOADER_ERRORS = [  # file, the English message after the path, the Chinese one
+    ("json", ": invalid JSON in the card file (line 1, column 49: Expecting property name",
+     "：角色卡文件里的 JSON 无效（第 1 行第 49 列：Expecting property name"),
+    ("png", ": the PNG is truncated (chunk 'IHDR' needs 13 bytes, 0 are left)",
+     "：PNG 不完整（块 'IHDR' 需要 13 字节，只剩 0 字节）"),
+    ("charx", ": the CHARX archive has no card.json at its root",
+     "：CHARX 压缩包根目录下没有 card.json"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "english", "chinese"), LOADER_ERRORS)
+def test_a_broken_card_is_named_in_the_locales_language(
+    tmp_path: Path, kind: str, english: str, chinese: str
+) -> None:
+    path = _bad_files(tmp_path)[kind]
+    code, out = _cli("en_US.UTF-8", "inspect", str(path))
+    assert code == 2 and out.startswith(f"error: {path}{english}"), out
+    code, out = _cli("zh_CN.UTF-8", "inspect", str(path))
+    assert code == 2 and out.startswith(f"错误：{path}{chinese}"), out
+    assert "Traceback" not in out
+
+
+def test_a_bad_lorebook_for_a_chinese_card_is_reported_in_chinese(tmp_path: Path) -> None:
+    """The card is read, so its language speaks, whatever the locale; the file name and the
+    field stay exact."""
+    book = _bad_files(tmp_path)["book"]
+    code, out = _cli("en_US.UTF-8", "inspect", str(SAMPLES / "qingshi-trpg-zh.json"),
+                     "--lorebook", str(book))  # fmt: skip
+    assert code == 2, out
+    assert out.startswith(f"错误：{book}：不是世界书：没有 'entries'（看起来是 NovelAI 世界书，"
+                          "不是 SillyTavern 世界书文件）"), out  # fmt: skip
+    code, out = _cli("zh_CN.UTF-8", "inspect", str(SAMPLES / "lantern-keeper.png"),
+                     "--lorebook", str(book))  # fmt: skip
+    assert out.startswith(f"error: {book}: not a lorebook: it has no 'entries' (this looks like"
+                          " a NovelAI lorebook, not a SillyTavern world file)"), out
+
+
+def test_a_missing_file_is_named_in_both_languages(tmp_path: Path) -> None:
+    missing = tmp_path / "无此卡.png"
+    assert _cli("zh_CN.UTF-8", "inspect", str(missing))[1].startswith(
+        f"错误：{missing}：角色卡文件不存在")
+    assert _cli("en_US.UTF-8", "inspect", str(missing))[1].startswith(
+        f"error: {missing}: no such card file")

@@ -38,6 +38,7 @@ def inspect_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Show a card: fields, greetings, token estimates, lorebook routes, tools, MVU, regex."""
+    from narrative_cli.errors import spoken_in
     from narrative_cli.i18n import choose
     from narrative_cli.load import card_language, load_card, load_lorebook, load_preset
     from narrative_cli.play.inspect import inspect_report
@@ -45,7 +46,8 @@ def inspect_command(
 
     with user_errors():
         loaded = load_card(card)
-        books = [load_lorebook(path) for path in lorebook or []]
+        with spoken_in(choose(None, card_language(loaded))):  # a bad world: the card's language
+            books = [load_lorebook(path) for path in lorebook or []]
         lang = "en" if as_json else choose(None, card_language(loaded))  # --json: English
         report = inspect_report(loaded, books, load_preset(preset) if preset else None, lang)
     if as_json:

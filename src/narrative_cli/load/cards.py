@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Card
-from narrative_cli.errors import CardError
+from narrative_cli.errors import CardError, Phrase, worded
 from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook
 from narrative_cli.load.fields import Fields, json_type
@@ -67,7 +67,7 @@ def card_from_data(data: dict[str, Any], where: str, *, spec: str, spec_version:
     f = Fields(data, f"{where}: data" if spec != "chara_card_v1" else where, CardError)
     name = f.text("name").strip() or Fields(top_level, where, CardError).text("name").strip()
     if not name:
-        raise CardError(f"{where}: the card has no name")
+        raise worded(CardError, "card.no_name", where=where)
     raw_book = data.get("character_book")
     if raw_book is not None and not isinstance(raw_book, dict):
         raise f.fail("character_book", "an object")
@@ -108,23 +108,21 @@ def _v1_data(obj: dict[str, Any]) -> dict[str, Any]:
 def parse_card_object(obj: object, where: str, origin: str = "json") -> Card:
     """A Card from parsed card JSON (V1, V2, V3 or Gradio)."""
     if json_depth(obj) > MAX_JSON_DEPTH:
-        raise CardError(f"{where}: the card nests JSON more than {MAX_JSON_DEPTH} levels deep")
+        raise worded(CardError, "card.too_deep", where=where, levels=MAX_JSON_DEPTH)
     if not isinstance(obj, dict):
-        raise CardError(f"{where}: not a character card (expected a JSON object, "
-                        f"got {json_type(obj)})")
+        raise worded(CardError, "card.not_object", where=where, got=json_type(obj))
     top = {k: v for k, v in obj.items() if k not in ("spec", "spec_version", "data")}
     spec = obj.get("spec")
     if spec is None:
         if "name" not in obj and "char_name" not in obj:
-            raise CardError(f"{where}: not a character card (no 'spec', 'name' or 'char_name')")
+            raise worded(CardError, "card.no_spec", where=where)
         card = card_from_data(_v1_data(obj), where, spec="chara_card_v1", spec_version="1.0",
                               origin=origin, top_level=top)
         card.extra = {}  # a V1 card's other fields live at the top level
         return card
     if spec not in SPECS:
-        hint = "; it is a lorebook, pass it with --lorebook" if spec == "lorebook_v3" else ""
-        raise CardError(f"{where}: unknown card spec {spec!r} (expected chara_card_v2 or "
-                        f"chara_card_v3){hint}")
+        raise worded(CardError, "card.lorebook_spec" if spec == "lorebook_v3" else
+                     "card.unknown_spec", where=where, spec=repr(spec))
     data = obj.get("data")
     if data is None:  # SillyTavern uses such a card as it is
         data = top
@@ -136,25 +134,25 @@ def parse_card_object(obj: object, where: str, origin: str = "json") -> Card:
 
 
 def _decode_payload(chunk: TextChunk, where: str) -> object:
-    what = f"{where}: text chunk {chunk.keyword!r}"
+    what = Phrase("card.chunk", {"where": where, "keyword": repr(chunk.keyword)})
     text = chunk.text.strip()
     if not text.startswith("{"):
         compact = "".join(text.split())
         try:
             raw = base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
         except (binascii.Error, ValueError):
-            raise CardError(f"{what} is not valid base64") from None
+            raise worded(CardError, "card.not_base64", what=what) from None
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise CardError(f"{what} does not decode to UTF-8 text") from None
+            raise worded(CardError, "card.not_utf8", what=what) from None
     try:
         return clean_json(json.loads(text))
     except json.JSONDecodeError as exc:
-        raise CardError(f"{what} does not hold valid JSON (line {exc.lineno}, "
-                        f"column {exc.colno}: {exc.msg})") from None
+        raise worded(CardError, "card.chunk_json", what=what, line=exc.lineno, column=exc.colno,
+                     why=exc.msg) from None
     except RecursionError:
-        raise CardError(f"{what} nests JSON too deeply to be a card") from None
+        raise worded(CardError, "card.chunk_deep", what=what) from None
 
 
 def card_chunks(chunks: list[TextChunk]) -> list[TextChunk]:
@@ -172,10 +170,9 @@ def parse_png_card(data: bytes, where: str) -> Card:
     try:
         candidates = card_chunks(text_chunks(data))
     except PngError as exc:
-        raise CardError(f"{where}: {exc}") from None
+        raise worded(CardError, "card.png", where=where, problem=exc.words) from None
     if not candidates:
-        raise CardError(f"{where}: the PNG holds no character card (no 'chara' or 'ccv3' text "
-                        "chunk; an ordinary image?)")
+        raise worded(CardError, "card.png_no_card", where=where)
     first_error: CardError | None = None
     for chunk in candidates:
         try:
@@ -197,11 +194,12 @@ def _parse_yaml(text: str, where: str) -> Card:
     try:
         obj = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise CardError(f"{where}: invalid YAML ({str(exc).splitlines()[0]})") from None
+        raise worded(CardError, "card.bad_yaml", where=where,
+                     why=str(exc).splitlines()[0]) from None
     except RecursionError:
-        raise CardError(f"{where}: the YAML card nests too deeply") from None
+        raise worded(CardError, "card.yaml_deep", where=where) from None
     if not isinstance(obj, dict) or "name" not in obj:
-        raise CardError(f"{where}: not a character card (a YAML card needs a 'name')")
+        raise worded(CardError, "card.yaml_no_name", where=where)
     flat = {"name": obj.get("name"), "description": obj.get("context"),
             "first_mes": obj.get("greeting")}
     return parse_card_object({k: v for k, v in flat.items() if v is not None}, where, "yaml")
@@ -218,12 +216,12 @@ def parse_card_bytes(data: bytes, where: str, suffix: str = "") -> Card:
         if data.startswith(b"PK") or find_zip(data) >= 0:
             return parse_card_object(read_charx(data, where).card, where, origin="charx")
     if data[:3] == b"\xff\xd8\xff" or data[8:12] == b"WEBP":
-        raise CardError(f"{where}: JPEG and WEBP cards are not supported (export it as PNG)")
+        raise worded(CardError, "card.jpeg", where=where)
     text = files.decode_text(data, where, CardError, "card")
     if suffix in (".yaml", ".yml"):
         return _parse_yaml(text, where)
     if not text.lstrip().startswith(("{", "[")):
-        raise CardError(f"{where}: not a character card (expected a PNG, JSON or CHARX file)")
+        raise worded(CardError, "card.not_a_card", where=where)
     return parse_card_object(files.parse_json_text(text, where, CardError, "card"), where)
 
 

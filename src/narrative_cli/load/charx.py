@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from narrative_cli.errors import CardError
+from narrative_cli.errors import CardError, worded
 from narrative_cli.load.fields import json_type
 from narrative_cli.load.files import MiB, describe_size, parse_json_text
 
@@ -42,13 +42,13 @@ def find_zip(data: bytes) -> int:
 def _open(data: bytes, where: str) -> zipfile.ZipFile:
     start = find_zip(data)
     if start < 0:
-        raise CardError(f"{where}: not a CHARX card (no zip data found)")
+        raise worded(CardError, "charx.no_zip", where=where)
     for candidate in (data[start:], data):
         try:
             return zipfile.ZipFile(io.BytesIO(candidate))
         except (zipfile.BadZipFile, OSError, ValueError):
             continue
-    raise CardError(f"{where}: the CHARX zip archive is damaged or incomplete")
+    raise worded(CardError, "charx.damaged", where=where)
 
 
 def unsafe_member(name: str) -> bool:
@@ -64,21 +64,20 @@ def check_archive(archive: zipfile.ZipFile, where: str) -> list[zipfile.ZipInfo]
     """The members, after the traversal, count, size and ratio checks."""
     infos = archive.infolist()
     if len(infos) > MAX_MEMBERS:
-        raise CardError(f"{where}: the CHARX archive holds {len(infos)} files "
-                        f"(the limit is {MAX_MEMBERS})")
+        raise worded(CardError, "charx.too_many", where=where, count=len(infos),
+                     limit=MAX_MEMBERS)
     total = 0
     for info in infos:
         if unsafe_member(info.filename):
-            raise CardError(f"{where}: unsafe path {info.filename!r} in the CHARX archive "
-                            "(path traversal); refusing to open it")
+            raise worded(CardError, "charx.unsafe", where=where, name=repr(info.filename))
         total += info.file_size
         packed = max(info.compress_size, 1)
         if info.file_size > RATIO_FLOOR and info.file_size / packed > MAX_RATIO:
-            raise CardError(f"{where}: {info.filename!r} would inflate {info.file_size // packed}"
-                            f"-fold to {describe_size(info.file_size)} (a zip bomb); refusing it")
+            raise worded(CardError, "charx.bomb", where=where, name=repr(info.filename),
+                         ratio=info.file_size // packed, size=describe_size(info.file_size))
     if total > MAX_UNPACKED_BYTES:
-        raise CardError(f"{where}: the CHARX archive would unpack to {describe_size(total)} "
-                        f"(the limit is {describe_size(MAX_UNPACKED_BYTES)}; a zip bomb?)")
+        raise worded(CardError, "charx.too_big", where=where, size=describe_size(total),
+                     limit=describe_size(MAX_UNPACKED_BYTES))
     return infos
 
 
@@ -88,13 +87,14 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, whe
         with archive.open(info) as handle:
             data = handle.read(limit + 1)
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
-        raise CardError(
-            f"{where}: {info.filename!r} in the CHARX archive is damaged ({exc})"
-        ) from None
+        raise worded(CardError, "charx.member_damaged", where=where, name=repr(info.filename),
+                     why=exc) from None
     except RuntimeError as exc:  # encrypted members
-        raise CardError(f"{where}: {info.filename!r} cannot be read ({exc})") from None
+        raise worded(CardError, "charx.member_unreadable", where=where,
+                     name=repr(info.filename), why=exc) from None
     if len(data) > limit:
-        raise CardError(f"{where}: {info.filename!r} is larger than {describe_size(limit)}")
+        raise worded(CardError, "charx.member_large", where=where, name=repr(info.filename),
+                     limit=describe_size(limit))
     return data
 
 
@@ -104,15 +104,15 @@ def read_charx(data: bytes, where: str) -> CharxContents:
         infos = check_archive(archive, where)
         card_info = next((i for i in infos if i.filename == "card.json"), None)
         if card_info is None:
-            raise CardError(f"{where}: the CHARX archive has no card.json at its root")
+            raise worded(CardError, "charx.no_card_json", where=where)
         raw = read_member(archive, card_info, MAX_CARD_JSON_BYTES, where)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise CardError(f"{where}: card.json in the CHARX archive is not UTF-8 text") from None
+        raise worded(CardError, "charx.not_utf8", where=where) from None
     card = parse_json_text(text, f"{where}: card.json", CardError, "card")
     if not isinstance(card, dict):
-        raise CardError(f"{where}: card.json must hold a JSON object, got {json_type(card)}")
+        raise worded(CardError, "charx.not_object", where=where, got=json_type(card))
     if "spec" not in card:
-        raise CardError(f"{where}: card.json in the CHARX archive has no 'spec' field")
+        raise worded(CardError, "charx.no_spec", where=where)
     return CharxContents(card=card, members=[i.filename for i in infos])

@@ -16,7 +16,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, Phrase, worded
+from narrative_cli.i18n import has
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, clean_surrogates, json_depth
 
 MiB = 1024 * 1024
@@ -28,6 +29,13 @@ MAX_CHAT_BYTES = 256 * MiB
 MAX_TEXT_BYTES = 4 * MiB  # persona files
 
 PathLike = str | os.PathLike[str]
+
+
+def _kind(kind: str) -> Phrase | str:
+    """What the file is for (card, lorebook, preset, …), in the reader's language when the
+    catalogs know the word."""
+    key = "load.kind_" + kind.replace(" ", "_")
+    return Phrase(key) if has(key, "en") else kind
 
 
 def describe_size(size: int) -> str:
@@ -46,15 +54,14 @@ def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) 
     try:
         info = target.stat()
     except FileNotFoundError:
-        raise error(f"{where}: no such {kind} file") from None
+        raise worded(error, "load.no_such_file", where=where, kind=_kind(kind)) from None
     except OSError as exc:
-        raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
+        raise worded(error, "load.cannot_read", where=where, kind=_kind(kind),
+                     why=exc.strerror or exc) from None
     _check_regular(info.st_mode, where, error, kind)
     if info.st_size > limit:
-        raise error(
-            f"{where}: the {kind} file is too large ({info.st_size:,} bytes; "
-            f"the limit is {describe_size(limit)})"
-        )
+        raise worded(error, "load.too_large", where=where, kind=_kind(kind),
+                     size=f"{info.st_size:,}", limit=describe_size(limit))
     try:
         handle = os.fdopen(os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
         with handle:
@@ -63,9 +70,11 @@ def read_bytes(path: PathLike, *, limit: int, error: type[BadInput], kind: str) 
             if len(data) > info.st_size:  # it grew since stat()
                 data += handle.read(limit + 1 - len(data))
     except OSError as exc:
-        raise error(f"{where}: cannot read the {kind} file ({exc.strerror or exc})") from None
+        raise worded(error, "load.cannot_read", where=where, kind=_kind(kind),
+                     why=exc.strerror or exc) from None
     if len(data) > limit:  # grew while we looked, or a special file
-        raise error(f"{where}: the {kind} file is larger than {describe_size(limit)}")
+        raise worded(error, "load.larger_than", where=where, kind=_kind(kind),
+                     limit=describe_size(limit))
     return data
 
 
@@ -74,14 +83,14 @@ def _check_regular(mode: int, where: str, error: type[BadInput], kind: str) -> N
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
-        raise error(f"{where}: is a directory, not a {kind} file")
-    what = (
-        "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a socket" if stat.S_ISSOCK(mode)
-        else "not a regular file"
+        raise worded(error, "load.a_directory", where=where, kind=_kind(kind))
+    what = Phrase(
+        "load.fifo" if stat.S_ISFIFO(mode)
+        else "load.device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "load.socket" if stat.S_ISSOCK(mode)
+        else "load.irregular"
     )
-    raise error(f"{where}: is {what}, not a regular {kind} file")
+    raise worded(error, "load.not_regular", where=where, what=what, kind=_kind(kind))
 
 
 def decode_text(data: bytes, where: str, error: type[BadInput], kind: str) -> str:
@@ -89,9 +98,8 @@ def decode_text(data: bytes, where: str, error: type[BadInput], kind: str) -> st
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(
-            f"{where}: the {kind} file is not UTF-8 text (bad byte at offset {exc.start})"
-        ) from None
+        raise worded(error, "load.not_utf8", where=where, kind=_kind(kind),
+                     offset=exc.start) from None
 
 
 def parse_json_text(text: str, where: str, error: type[BadInput], kind: str) -> Any:
@@ -99,14 +107,13 @@ def parse_json_text(text: str, where: str, error: type[BadInput], kind: str) -> 
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(
-            f"{where}: invalid JSON in the {kind} file (line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg})"
-        ) from None
+        raise worded(error, "load.bad_json", where=where, kind=_kind(kind), line=exc.lineno,
+                     column=exc.colno, why=exc.msg) from None
     except RecursionError:
-        raise error(f"{where}: the {kind} file nests JSON too deeply") from None
+        raise worded(error, "load.too_deep", where=where, kind=_kind(kind)) from None
     if json_depth(value) > MAX_JSON_DEPTH:  # later walks of it would recurse that deep too
-        raise error(f"{where}: the {kind} file nests JSON more than {MAX_JSON_DEPTH} levels deep")
+        raise worded(error, "load.deeper_than", where=where, kind=_kind(kind),
+                     levels=MAX_JSON_DEPTH)
     return clean_json(value)  # an escaped lone surrogate would crash the first print of it
 
 

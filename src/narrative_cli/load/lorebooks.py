@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Card, Lorebook, LoreEntry
-from narrative_cli.errors import ConfigError, LorebookError
+from narrative_cli.errors import ConfigError, LorebookError, Phrase, worded
 from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook, join_decorators, split_decorators
 from narrative_cli.load.fields import (
@@ -150,7 +150,7 @@ def _entry_items(entries: object, where: str) -> list[tuple[str, Any]]:
         return [(k, entries[k]) for k in js_key_order(list(entries))]
     if isinstance(entries, list):
         return [(str(i), e) for i, e in enumerate(entries)]
-    raise LorebookError(f"{where}: 'entries' must be an object or a list, got {json_type(entries)}")
+    raise worded(LorebookError, "book.bad_entries", where=where, got=json_type(entries))
 
 
 def _is_card_book(obj: dict[str, Any]) -> bool:
@@ -160,34 +160,34 @@ def _is_card_book(obj: dict[str, Any]) -> bool:
     return "keys" in entries[0] or "insertion_order" in entries[0] or "enabled" in entries[0]
 
 
-def _unsupported(obj: dict[str, Any]) -> str | None:
+def _unsupported(obj: dict[str, Any]) -> Phrase | None:
+    """What ``obj`` looks like, when it is another tool's lore or a card."""
     if "lorebookVersion" in obj:
-        return "a NovelAI lorebook"
+        return Phrase("book.novelai")
     if obj.get("kind") == "memory":
-        return "an Agnai memory book"
+        return Phrase("book.agnai")
     if obj.get("type") == "risu":
-        return "a RisuAI lorebook"
+        return Phrase("book.risu")
     if str(obj.get("spec", "")).startswith("chara_card") or "char_name" in obj:
-        return "a character card"
+        return Phrase("book.a_card")
     return None
 
 
 def parse_lorebook(obj: object, where: str, name: str) -> Lorebook:
     """A lorebook from parsed JSON: a world file, a bare card book or a ``lorebook_v3`` file."""
     if not isinstance(obj, dict):
-        raise LorebookError(f"{where}: not a lorebook (expected a JSON object, "
-                            f"got {json_type(obj)})")
+        raise worded(LorebookError, "book.not_object", where=where, got=json_type(obj))
     if obj.get("spec") == "lorebook_v3":
         data = obj.get("data")
         if not isinstance(data, dict):
-            raise LorebookError(f"{where}: 'data' of a lorebook_v3 file must be an object")
+            raise worded(LorebookError, "book.bad_data", where=where)
         book = card_book_to_lorebook(data, where, name or str(data.get("name") or ""))
         book.source = where
         return book
     if "entries" not in obj:
         kind = _unsupported(obj)
-        hint = f" (this looks like {kind}, not a SillyTavern world file)" if kind else ""
-        raise LorebookError(f"{where}: not a lorebook: it has no 'entries'{hint}")
+        looks = Phrase("book.looks_like", {"kind": kind}) if kind else ""
+        raise worded(LorebookError, "book.no_entries", where=where, looks=looks)
     if _is_card_book(obj):
         book = card_book_to_lorebook(obj, where, name or str(obj.get("name") or ""))
         book.source = where
@@ -195,9 +195,8 @@ def parse_lorebook(obj: object, where: str, name: str) -> Lorebook:
     entries = []
     for key, entry in _entry_items(obj["entries"], where):
         if not isinstance(entry, dict):
-            raise LorebookError(
-                f"{where}: entry {entry_label(key)} must be an object, got {json_type(entry)}"
-            )
+            raise worded(LorebookError, "book.entry_not_object", where=where,
+                         entry=entry_label(key), got=json_type(entry))
         entries.append(world_entry(entry, key, where, name))
     extra = {k: v for k, v in obj.items() if k != "entries"}
     return Lorebook(name=name, entries=entries, extra=extra, source=where)

@@ -14,13 +14,20 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from narrative_cli.errors import Phrase
+
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TEXT_TYPES = (b"tEXt", b"zTXt", b"iTXt")
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # decoded size of one text chunk
 
 
 class PngError(ValueError):
-    """The bytes are not a well-formed PNG (the message says what is wrong)."""
+    """The bytes are not a well-formed PNG (the message says what is wrong); ``words``: the
+    same in any language (the catalogs' ``png.*``)."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        self.words = Phrase(key, values)
+        super().__init__(str(self.words))
 
 
 @dataclass(frozen=True)
@@ -48,25 +55,23 @@ def is_png(data: bytes) -> bool:
 def _spans(data: bytes, check_crc: frozenset[bytes]) -> Iterator[tuple[bytes, int, int]]:
     """(type, start, end) of every chunk body up to IEND, checked, without copying bodies."""
     if not is_png(data):
-        raise PngError("not a PNG image (the PNG signature is missing)")
+        raise PngError("png.no_signature")
     view = memoryview(data)
     offset = len(SIGNATURE)
     while True:
         if offset + 8 > len(data):
-            raise PngError("the PNG is truncated (it ends before its IEND chunk)")
+            raise PngError("png.truncated")
         length, kind = struct.unpack(">I4s", data[offset : offset + 8])
         end = offset + 12 + length
         if end > len(data):
             name = kind.decode("latin-1", "replace")
-            raise PngError(
-                f"the PNG is truncated (chunk {name!r} needs {length} bytes, "
-                f"{max(0, len(data) - offset - 12)} are left)"
-            )
+            raise PngError("png.truncated_chunk", chunk=repr(name), length=length,
+                           left=max(0, len(data) - offset - 12))
         start = offset + 8
         if kind in check_crc:
             (crc,) = struct.unpack(">I", data[start + length : end])
             if zlib.crc32(view[start : start + length], zlib.crc32(kind)) != crc:
-                raise PngError(f"chunk {kind.decode('latin-1', 'replace')!r} has a bad CRC")
+                raise PngError("png.bad_crc", chunk=repr(kind.decode("latin-1", "replace")))
         yield kind, start, start + length
         offset = end
         if kind == b"IEND":
@@ -85,16 +90,16 @@ def _inflate(data: bytes, what: str) -> bytes:
     try:
         out = inflater.decompress(data, MAX_TEXT_BYTES + 1)
     except zlib.error as exc:
-        raise PngError(f"{what} holds damaged compressed data ({exc})") from None
+        raise PngError("png.damaged", what=what, why=exc) from None
     if len(out) > MAX_TEXT_BYTES or inflater.unconsumed_tail:
-        raise PngError(f"{what} inflates to more than {MAX_TEXT_BYTES // (1024 * 1024)} MiB")
+        raise PngError("png.inflates", what=what, mib=MAX_TEXT_BYTES // (1024 * 1024))
     return out
 
 
 def _split_keyword(data: bytes, what: str) -> tuple[str, bytes]:
     keyword, sep, rest = data.partition(b"\x00")
     if not sep:
-        raise PngError(f"{what} has no keyword separator")
+        raise PngError("png.no_keyword", what=what)
     return keyword.decode("latin-1"), rest
 
 
@@ -107,10 +112,10 @@ def decode_text_chunk(chunk: Chunk) -> TextChunk:
         return TextChunk(keyword, rest.decode("latin-1"), chunk.name)
     if chunk.type == b"zTXt":
         if not rest:
-            raise PngError(f"{what} is empty")
+            raise PngError("png.empty", what=what)
         return TextChunk(keyword, _inflate(rest[1:], what).decode("latin-1"), chunk.name)
     if len(rest) < 2:
-        raise PngError(f"{what} is too short")
+        raise PngError("png.short", what=what)
     compressed, body = rest[0], rest[2:]
     _language, _, body = body.partition(b"\x00")
     _translated, _, body = body.partition(b"\x00")
@@ -118,7 +123,7 @@ def decode_text_chunk(chunk: Chunk) -> TextChunk:
     try:
         return TextChunk(keyword, raw.decode("utf-8"), chunk.name)
     except UnicodeDecodeError:
-        raise PngError(f"{what} is not UTF-8 text") from None
+        raise PngError("png.not_utf8", what=what) from None
 
 
 def text_chunks(data: bytes) -> list[TextChunk]:
@@ -160,7 +165,7 @@ def replace_text_chunks(data: bytes, keywords: frozenset[str], new: list[Chunk])
 def encode_rgba(width: int, height: int, pixels: bytes) -> bytes:
     """A minimal RGBA PNG (8 bits per channel) from raw row-major pixels."""
     if width <= 0 or height <= 0 or len(pixels) != width * height * 4:
-        raise PngError("pixel data does not match the image size")
+        raise PngError("png.pixels")
     stride = width * 4
     raw = b"".join(b"\x00" + pixels[y * stride : (y + 1) * stride] for y in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)

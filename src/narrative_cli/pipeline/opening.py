@@ -19,7 +19,7 @@ from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
 from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset, RegexScript
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, spoken_in
 from narrative_cli.i18n import t
 from narrative_cli.load import (
     card_language,
@@ -78,7 +78,10 @@ def load_parts(
     is (not under worldbook source ``world``)."""
     settings = settings or Settings()
     card = card_path if isinstance(card_path, Card) else load_card(card_path)
-    worlds = [load_lorebook(path) for path in lorebooks]
+    flag = lang if lang and lang != "auto" else settings.pipeline.lang
+    with spoken_in(pick_language(card_language(card), flag)):  # the card is read: its language
+        worlds = [load_lorebook(path) for path in lorebooks]
+        preset = load_preset(preset) if isinstance(preset, (str, Path)) else preset
     selection = select_lore(card, worlds, settings.pipeline.worldbook_source)
     entries = selection.entries
     if settings.pipeline.worldbook_source != "world":
@@ -86,14 +89,13 @@ def load_parts(
         entries += [e for book in member_books for e in book.entries if id(e) not in seen]
     tools = load_tools(entries)
     persona_obj = _persona(persona, user_name)
-    flag = lang if lang and lang != "auto" else settings.pipeline.lang
     parts = StoryParts(
         card=card,
         entries=entries,
         tools=tools,
         settings=settings,
         persona=persona_obj,
-        preset=load_preset(preset) if isinstance(preset, (str, Path)) else preset,
+        preset=preset,
         lang=pick_language(card_language(card), flag),
         problems=[f"lore: {note}" for note in selection.skipped],
     )
