@@ -182,3 +182,20 @@ def test_a_missing_file_is_named_in_both_languages(tmp_path: Path) -> None:
         f"错误：{missing}：角色卡文件不存在")
     assert _cli("en_US.UTF-8", "inspect", str(missing))[1].startswith(
         f"error: {missing}: no such card file")
+
+
+def test_a_withheld_reply_and_a_malformed_stream_read_in_chinese(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.queue(Reply(text="", finish_reason="content_filter"))
+    withheld = _fail(scripted_server)
+    assert withheld.message == ("scripted: the provider's content filter withheld the reply"
+                                " (finish_reason content_filter)")  # fmt: skip
+    said = withheld.text("zh")
+    assert said == "scripted：服务商的内容过滤扣下了回复（finish_reason content_filter）"
+    assert withheld.hint_text("zh") == "换个说法或删掉上一条消息；原样重发还会失败"
+    for _ in range(2):
+        scripted_server.queue_sse(["data: {not json\n\n"])
+    broken = _fail(scripted_server)
+    assert broken.message == "scripted: sent a malformed stream event: {not json"
+    assert broken.text("zh") == "scripted：发来一条格式错误的流式事件：{not json"

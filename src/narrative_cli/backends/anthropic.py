@@ -19,7 +19,7 @@ from narrative_cli.backends.http import Builder, HTTPBackend
 from narrative_cli.backends.http_errors import error_from_event
 from narrative_cli.backends.usage import complete_usage, from_anthropic
 from narrative_cli.domain import Message
-from narrative_cli.errors import ContentFiltered, ProviderError
+from narrative_cli.errors import ContentFiltered, ProviderError, worded
 from narrative_cli.safetext import clean_json
 
 API_VERSION = "2023-06-01"
@@ -97,9 +97,8 @@ class AnthropicBuilder:
         try:
             event = clean_json(json.loads(data))  # an escaped lone surrogate: U+FFFD
         except (ValueError, RecursionError):
-            raise ProviderError(
-                f"{self.provider}: sent a malformed stream event: {one_line(data, 80)}"
-            ) from None
+            raise worded(ProviderError, "http.malformed_event", provider=self.provider,
+                         event=one_line(data, 80)) from None
         if not isinstance(event, Mapping):
             return ""
         kind = event.get("type")
@@ -117,7 +116,7 @@ class AnthropicBuilder:
 
     def whole(self, data: Any) -> None:
         if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-            raise ProviderError(f"{self.provider}: the reply is not a Messages-API message")
+            raise worded(ProviderError, "http.not_messages", provider=self.provider)
         self._message(data)
         for block in data["content"]:
             self._block(block)
@@ -207,10 +206,8 @@ class AnthropicBackend(HTTPBackend):
     def finish(self, builder: Builder, request: ChatRequest, model: str) -> ChatReply:
         assert isinstance(builder, AnthropicBuilder)
         if builder.stop_reason == "refusal":
-            raise ContentFiltered(
-                f"{self.name}: the model declined to continue (stop_reason refusal)",
-                hint="rephrase or drop the last message",
-            )
+            raise worded(ContentFiltered, "http.declined", ("http.rephrase_short_hint", {}),
+                         provider=self.name)
         usage = complete_usage(from_anthropic(builder.usage), request.messages, builder.text)
         return ChatReply(
             text=builder.text,

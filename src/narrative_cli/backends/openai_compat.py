@@ -20,7 +20,7 @@ from narrative_cli.backends.openai_stream import ReplyBuilder
 from narrative_cli.backends.retry import Retrier
 from narrative_cli.backends.usage import complete_usage, from_openai
 from narrative_cli.config import AgentSettings, Profile
-from narrative_cli.errors import ContentFiltered
+from narrative_cli.errors import ContentFiltered, worded
 
 _FORMATS = ("json_schema", "json_object", "none")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
@@ -99,13 +99,11 @@ class OpenAIBackend(HTTPBackend):
         assert isinstance(builder, ReplyBuilder)
         text = builder.text
         if builder.finish_reason == "content_filter":
-            raise ContentFiltered(
-                f"{self.name}: the provider's content filter withheld the reply "
-                "(finish_reason content_filter)",
-                hint="rephrase or drop the last message; resending the same text fails again",
-            )
+            raise worded(ContentFiltered, "http.withheld", ("http.rephrase_hint", {}),
+                         provider=self.name)
         if builder.refusal and not text:
-            raise ContentFiltered(f"{self.name}: the model refused: {builder.refusal}")
+            raise worded(ContentFiltered, "http.model_refused", provider=self.name,
+                         reason=builder.refusal)
         usage = complete_usage(from_openai(builder.usage, builder.timings), request.messages, text)
         return ChatReply(
             text=text,

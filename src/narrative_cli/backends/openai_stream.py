@@ -15,7 +15,7 @@ from typing import Any
 
 from narrative_cli.backends.base import one_line
 from narrative_cli.backends.http_errors import error_from_event
-from narrative_cli.errors import ProviderError
+from narrative_cli.errors import ProviderError, worded
 from narrative_cli.safetext import clean_json
 
 _OPEN, _CLOSE = "<think>", "</think>"
@@ -100,11 +100,11 @@ class ReplyBuilder:
     def whole(self, data: Any) -> None:
         """Take a non-streamed completion body."""
         if not isinstance(data, Mapping):
-            raise ProviderError(f"{self.provider}: the reply is not a JSON object")
+            raise worded(ProviderError, "http.not_object", provider=self.provider)
         self._common(data)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise ProviderError(f"{self.provider}: the reply has no choices")
+            raise worded(ProviderError, "http.no_choices", provider=self.provider)
         self._take(choices[0].get("message"), choices[0].get("finish_reason"))
         self.done = True
 
@@ -119,11 +119,10 @@ class ReplyBuilder:
         try:
             chunk = clean_json(json.loads(data))  # an escaped lone surrogate: U+FFFD
         except (ValueError, RecursionError):
-            raise ProviderError(
-                f"{self.provider}: sent a malformed stream event: {one_line(data, 80)}"
-            ) from None
+            raise worded(ProviderError, "http.malformed_event", provider=self.provider,
+                         event=one_line(data, 80)) from None
         if not isinstance(chunk, Mapping):
-            raise ProviderError(f"{self.provider}: sent a stream event that is not an object")
+            raise worded(ProviderError, "http.event_not_object", provider=self.provider)
         return chunk
 
     def _common(self, chunk: Mapping[str, Any]) -> None:

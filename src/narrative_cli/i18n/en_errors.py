@@ -55,6 +55,18 @@ ERRORS: dict[str, str] = {
     "http.broke_before": "{provider}: the stream broke off before the reply was complete",
     "http.every_variant": "{provider}: the server refused every variant of the request",
     "http.not_json": "{provider}: the reply is not JSON: {snippet}",
+    "http.withheld": "{provider}: the provider's content filter withheld the reply"
+                     " (finish_reason content_filter)",
+    "http.rephrase_hint": "rephrase or drop the last message; resending the same text fails"
+                          " again",
+    "http.model_refused": "{provider}: the model refused: {reason}",
+    "http.declined": "{provider}: the model declined to continue (stop_reason refusal)",
+    "http.rephrase_short_hint": "rephrase or drop the last message",
+    "http.malformed_event": "{provider}: sent a malformed stream event: {event}",
+    "http.not_messages": "{provider}: the reply is not a Messages-API message",
+    "http.not_object": "{provider}: the reply is not a JSON object",
+    "http.no_choices": "{provider}: the reply has no choices",
+    "http.event_not_object": "{provider}: sent a stream event that is not an object",
     # -- loaders: files (load/files.py) -----------------------------------------------------------
     "load.no_such_file": "{where}: no such {kind} file",
     "load.cannot_read": "{where}: cannot read the {kind} file ({why})",
