@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from narrative_cli.i18n import choose, t
 from narrative_cli.play.inspect import preview
-from narrative_cli.ui.render import rows_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,6 +26,13 @@ def _plain(*cells: object) -> list[Any]:
     from narrative_cli.ui.safe import safe_text
 
     return [cell if isinstance(cell, Text) else Text(safe_text(str(cell))) for cell in cells]
+
+
+def rows_table(title: str, headers: list[str], rows: list[list[str]], table: Any) -> Any:
+    """``ui.rows.rows_table``, imported when drawn (``--json`` needs no Rich)."""
+    from narrative_cli.ui.rows import rows_table as stacking
+
+    return stacking(title, headers, rows, table)
 
 
 def _keys_text(row: dict[str, Any]) -> str:

@@ -44,7 +44,7 @@ def render_sessions(sessions: Sequence[SessionInfo], *, as_json: bool = False) -
     if not sessions:
         console.print(t("sessions.none", lang))
         return
-    from narrative_cli.ui.render import rows_table
+    from narrative_cli.ui.rows import rows_table
 
     table = Table(title=t("sessions.title", lang), title_justify="left")
     columns = ("id", "name", "character", "turns", "last_played", "card")
