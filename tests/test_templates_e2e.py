@@ -136,7 +136,8 @@ def test_unknown_macro_is_reported_once_when_the_story_opens(
     odd = entry(9, "{{sim_tracker}} 和 {{sim_tracker}}", constant=True, comment="extension")
     story, result, _ = play(scripted_server, gated_card(tmp_path, 60, odd))
     lines = [p for p in story.problems if "sim_tracker" in p]
-    assert len(lines) == 1 and '"extension"' in lines[0] and lines[0].count("sim_tracker") == 1
+    assert len(lines) == 1 and lines[0].count("sim_tracker") == 1
+    assert "（世界书条目「extension」（uid 9））" in lines[0]  # a Chinese card: named in Chinese
     assert "{{sim_tracker}}" in sent_text(scripted_server)  # sent as written, as ST does
 
 

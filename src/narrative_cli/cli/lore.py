@@ -161,7 +161,8 @@ def lore_lint_command(
     else:
         import shutil
 
-        columns = shutil.get_terminal_size().columns  # COLUMNS, the terminal, else 80
+        # COLUMNS or the terminal's width; a pipe without COLUMNS: no wrapping (scripts)
+        columns = shutil.get_terminal_size((0, 0)).columns or None
         lines = report_lines(report, choose(None, card_language(loaded)), columns)
     for line in lines:
         typer.echo(line)

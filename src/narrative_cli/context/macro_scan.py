@@ -88,7 +88,8 @@ class MacroReport:
         """One line per thing that will not run as written, for the start of a story."""
         lines = []
         if self.unknown:
-            names = ", ".join(f"{{{{{name}}}}} ({where_words(where, lang)})"
+            names = ", ".join(f"{{{{{name}}}}}（{where_words(where, lang)}）" if lang == "zh"
+                              else f"{{{{{name}}}}} ({where})"
                               for name, where in self.unknown.items())  # fmt: skip
             lines.append(
                 f"未知宏（按原样发送给模型）：{names}" if lang == "zh"
