@@ -90,6 +90,8 @@ class Session:
             return self.story(n)
         if agent == "analysis":
             return json.dumps(self.analysis(n), ensure_ascii=False)
+        if agent == "compaction":  # a fold (issue 17): one line standing for the turns folded
+            return json.dumps({"summary": f"Fold {n}: weeks of fog, lessons and logbook hours."})
         if agent == "mvu_extract":
             patch = {"op": "delta", "path": "/keeper/lamp_oil", "value": -1}
             return json.dumps({"patches": [patch]})

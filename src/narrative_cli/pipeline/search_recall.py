@@ -17,8 +17,11 @@ turns in ``<text_recall>``, oldest first. A story without an index (an embedder 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+import threading
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.context.text_search import (
@@ -35,68 +38,127 @@ from narrative_cli.context.text_search import (
 from narrative_cli.errors import StoreError
 from narrative_cli.i18n import t
 from narrative_cli.pipeline.turn import TurnState
-from narrative_cli.state.chapters import visible_chapters
+from narrative_cli.state.chapters import Chapter, visible_chapters
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tokens import estimate_tokens
 
-# Documents made once: a past turn (or summary line) is the same object turn after turn, so its
-# document is found by the object's id (checked to be that object). Bounded: cleared when full.
-_MADE: dict[int, tuple[object, Document | None]] = {}
-_KEEP_AT_MOST = 50_000
+
+@dataclass(frozen=True)
+class StoryDocuments:
+    """Every searchable text of the story, by kind, each list in story order (with the turn
+    numbers beside it, for ``bisect``): what the index holds and what the writer is shown
+    are found from these without a pass over the whole story."""
+
+    history: list[HistoryTurn]  # what ``turns`` was made from
+    turn_docs: list[Document | None]  # one per history turn (None: a turn with no text)
+    labelled: tuple[tuple[int, str], ...]  # what ``summaries`` was made from
+    summaries: list[Document]
+    summary_turns: list[int]
+    chapters: list[Document]
+    chapter_keys: dict[int, str]  # id(chapter) → its document's key
+
+    @cached_property
+    def turns(self) -> list[Document]:
+        return [doc for doc in self.turn_docs if doc is not None]
+
+    @cached_property
+    def turn_numbers(self) -> list[int]:
+        return [doc.turn for doc in self.turns]
+
+    @cached_property
+    def all(self) -> list[Document]:
+        return [*self.turns, *self.summaries, *self.chapters]
 
 
-def _made(source: object, make: Callable[[], Document | None]) -> Document | None:
-    found = _MADE.get(id(source))
-    if found is not None and found[0] is source:
-        return found[1]
-    document = make()
-    if len(_MADE) >= _KEEP_AT_MOST:
-        _MADE.clear()
-    _MADE[id(source)] = (source, document)  # holding the source keeps its id unique
-    return document
+# The documents made for the last few turns: the next turn's history and summary lines start
+# with the very objects of the last one, so only its new turn and lines are made into
+# documents (issue #17 item 4: the search's cost stays flat however long the story).
+_LAST: list[StoryDocuments] = []
+_KEEP = 8
+_LOCK = threading.Lock()
+_TAIL = 64  # the newest items compared one by one; the rest in one list comparison (C)
+
+
+def _common(old: Sequence[object], new: Sequence[object]) -> int:
+    """How many first items of ``old`` and ``new`` are the same (equal counts: equal items
+    make equal documents)."""
+    length = min(len(old), len(new))
+    bulk = max(length - _TAIL, 0)
+    at = bulk if old[:bulk] == new[:bulk] else 0
+    while at < length and (old[at] is new[at] or old[at] == new[at]):
+        at += 1
+    return at
 
 
 def _turn_document(turn: HistoryTurn) -> Document | None:
-    def make() -> Document | None:
-        text = f"{turn.user}\n{turn.narrative}".strip()
-        return Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
+    text = f"{turn.user}\n{turn.narrative}".strip()
+    return Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
 
-    return _made(turn, make)
+
+def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> StoryDocuments:
+    """The story's documents (see ``documents``), extending the last turn's where the history
+    and the summary lines start the same."""
+    labelled = summaries.labelled_entries
+    with _LOCK:
+        candidates = list(_LAST)
+    kept_turns = kept_lines = 0
+    base: StoryDocuments | None = None
+    for made in candidates:
+        turns_here, lines_here = _common(made.history, history), _common(made.labelled, labelled)
+        if base is None or turns_here + lines_here > kept_turns + kept_lines:
+            base, kept_turns, kept_lines = made, turns_here, lines_here
+    turn_docs = (base.turn_docs[:kept_turns] if base else []) + [
+        _turn_document(turn) for turn in history[kept_turns:]
+    ]
+    docs = base.summaries[:kept_lines] if base else []
+    turns = base.summary_turns[:kept_lines] if base else []
+    for turn, line in labelled[kept_lines:]:
+        position = 0  # the turn's earlier lines (a turn's lines are together, in order)
+        while position < len(turns) and turns[-1 - position] == turn:
+            position += 1
+        docs.append(Document(f"summary:{turn}:{position}", turn, SUMMARY, line))
+        turns.append(turn)
+    chapter_keys = {id(c): _chapter_key(c) for c in summaries.chapters}
+    chapters = [Document(chapter_keys[id(c)], c.last, CHAPTER, c.labelled(summaries.lang))
+                for c in summaries.chapters]
+    made = StoryDocuments(list(history), turn_docs, labelled, docs, turns, chapters, chapter_keys)
+    with _LOCK:
+        _LAST.append(made)
+        del _LAST[:-_KEEP]
+    return made
+
+
+def _chapter_key(chapter: Chapter) -> str:
+    return f"chapter:{chapter.first}-{chapter.last}:{chapter.level}:{chapter.shown_from}"
 
 
 def documents(history: list[HistoryTurn], summaries: SummaryStore) -> list[Document]:
     """Every searchable text of the story so far: each finished turn (the player's words and
     the story's), each summary entry, each chapter and arc."""
-    found = [doc for doc in map(_turn_document, history) if doc is not None]
-    position: dict[int, int] = {}
-    for item in summaries.labelled_entries:
-        turn, line = item
-        index = position[turn] = position.get(turn, -1) + 1
-        key = f"summary:{turn}:{index}"
-        made = _made(item, partial(Document, key, turn, SUMMARY, line))
-        if made is None or made.key != key:  # the same line at another place: a new document
-            made = Document(key, turn, SUMMARY, line)
-        found.append(made)
-    for c in summaries.chapters:
-        key = f"chapter:{c.first}-{c.last}:{c.level}:{c.shown_from}"
-        found.append(Document(key, c.last, CHAPTER, c.labelled(summaries.lang)))
-    return found
+    return story_documents(history, summaries).all
 
 
-def shown_keys(state: TurnState, docs: list[Document]) -> set[str]:
+def shown_keys(state: TurnState, docs: StoryDocuments) -> set[str]:
     """Documents the writer's prompt already holds: its window's turns, the summary entries
     before the window no fold covers, the folds it shows; and this turn's own."""
     window = state.window("writing")
     first = window[0].number if window else state.number
     shown_folds = visible_chapters(state.summaries.chapters)
-    spans = [(c.first, c.last) for c in shown_folds]
-    fold_keys = {f"chapter:{c.first}-{c.last}:{c.level}:{c.shown_from}" for c in shown_folds}
-    keys = set()
-    for doc in docs:
-        if (doc.turn >= first and doc.kind != CHAPTER) or doc.key in fold_keys:
-            keys.add(doc.key)
-        elif doc.kind == SUMMARY and not any(a <= doc.turn <= b for a, b in spans):
-            keys.add(doc.key)
+    keys = {docs.chapter_keys.get(id(c)) or _chapter_key(c) for c in shown_folds}
+    keys.update(d.key for d in docs.turns[bisect_left(docs.turn_numbers, first) :])
+    keys.update(d.key for d in docs.turns[bisect_left(docs.turn_numbers, first):])
+    lines, turns = docs.summaries, docs.summary_turns
+
+    def between(low: int, high: int) -> None:  # the lines of turns low..high-1
+        keys.update(d.key for d in lines[bisect_left(turns, low) : bisect_left(turns, high)])
+
+    between(first, turns[-1] + 1 if turns else first)
+    # Before the window: the lines in the gaps between the folds it shows.
+    start = 0  # the first turn of the current gap
+    for a, b in sorted((c.first, c.last) for c in shown_folds):
+        between(start, min(a, first))
+        start = max(start, b + 1)
+    between(start, first)
     return keys
 
 
@@ -117,10 +179,10 @@ def search_stage(state: TurnState, notes: list[str]) -> None:
 def _search(state: TurnState, index: TextIndex, asked: list[str], notes: list[str]) -> None:
     """Sync the index, then the planner's search and the automatic one."""
     pipeline = state.story.settings.pipeline
-    docs = documents(state.history, state.summaries)
-    index.sync(docs)
-    exclude = shown_keys(state, docs) | {f"turn:{r.number}" for r in state.recall}
-    searchable = len(docs) - len(exclude)
+    made = story_documents(state.history, state.summaries)
+    index.sync(made.all)
+    exclude = shown_keys(state, made) | {f"turn:{r.number}" for r in state.recall}
+    searchable = len(made.all) - len(exclude)
     passages: list[Passage] = []
     if asked:
         used = sum(estimate_tokens(r.narrative) for r in state.recall)

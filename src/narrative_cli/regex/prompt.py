@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from narrative_cli.context.inputs import HistoryTurn
 from narrative_cli.domain import Card, LoreEntry
 from narrative_cli.regex.scripts import AI_OUTPUT, USER_INPUT, RegexScripts
-from narrative_cli.regex.templated import Renderer, render_marked
+from narrative_cli.regex.templated import Renderer, has_marks, render_marked
 from narrative_cli.state.mvu_commands import strip_update_blocks
 
 AT_DEPTH = 4  # a lore entry's position "at depth"
@@ -65,31 +65,50 @@ def prompt_history(
     later depth, so for the turns that were already that deep when the last list was built
     (same scripts, same earlier turns) the scripts' output is taken from it and only the newer
     turns go through the scripts (issue #17: a turn's cost stays flat however long the story).
-    Templates the replacements wrote are rendered every time, with this turn's variables."""
+    Templates the replacements wrote are rendered every time, with this turn's variables;
+    the turns of the reused part whose output holds none are the very ``HistoryTurn``s of the
+    last list (nothing to render, nothing to strip again: the rest of a turn's cost stays flat,
+    and readers that keep something per past turn find it by identity)."""
     cached = _BUILT.get(id(scripts))
     reuse = 0
     if cached is not None and cached[0] is scripts and cached[1] == scripts.version:
         seen = cached[2]
-        same = len(seen) <= len(played) and all(
-            a is b for a, b in zip(seen, played, strict=False)
-        )
+        same = len(seen) <= len(played) and _same_prefix(seen, played)
         if same:  # each later turn adds at least one message of depth
             reuse = max(0, len(seen) - 1 - scripts.depth_horizon() - 1)
     old = cached[3][: 2 * reuse] if cached is not None and reuse else []
-    raw = old + _through_scripts(played[reuse:], scripts)
+    new = _through_scripts(played[reuse:], scripts)
+    marked_at = next((i // 2 for i, text in enumerate(new) if has_marks(text)), None)
+    first_marked = reuse + (len(played) - reuse if marked_at is None else marked_at)
+    plain = 0  # the first turns, reused as they are: no template marks up to there
+    if cached is not None and reuse:
+        plain = min(reuse, cached[5])
+        if cached[5] < reuse:  # a mark in the reused part: still there
+            first_marked = cached[5]
+    raw = old + new
     if len(_BUILT) > 32:
         _BUILT.clear()
-    _BUILT[id(scripts)] = (scripts, scripts.version, list(played), raw)
-    texts = iter(render_marked(raw, render or scripts._render))
-    turns = []
-    for turn in played:
+    turns = cached[4][:plain] if cached is not None and plain else []
+    texts = iter(render_marked(raw[2 * plain :], render or scripts._render))
+    for turn in played[plain:]:
         narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
         turns.append(HistoryTurn(turn.number, user, narrative))
-    return turns
+    _BUILT[id(scripts)] = (scripts, scripts.version, list(played), raw, turns, first_marked)
+    return list(turns)
 
 
-# The scripts' output (before templates) of each turn's narrative and input, oldest first.
-_BUILT: dict[int, tuple[RegexScripts, tuple[int, ...], list[Any], list[str]]] = {}
+def _same_prefix(seen: Sequence[Any], played: Sequence[Any]) -> bool:
+    """Are the turns ``seen`` the first turns of ``played``, the very objects? (A list
+    comparison runs in C and tries identity first; equal-but-other objects count too, and
+    give the same output.)"""
+    return list(seen) == list(played[: len(seen)])
+
+
+# The scripts' output (before templates) of each turn's narrative and input, oldest first, the
+# turns built from it, and the index of the first turn whose output holds template marks.
+_BUILT: dict[
+    int, tuple[RegexScripts, tuple[int, ...], list[Any], list[str], list[HistoryTurn], int]
+] = {}
 
 
 def _through_scripts(played: Sequence[_Played], scripts: RegexScripts) -> list[str]:

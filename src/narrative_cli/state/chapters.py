@@ -17,6 +17,7 @@ Entries and chapters are never deleted: a fold only hides what it covers from pr
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,10 +81,31 @@ class Chapter:
 
 def visible_chapters(chapters: Iterable[Chapter], shown_by: int | None = None) -> list[Chapter]:
     """The chapters a prompt shows: those shown from ``shown_by`` or before (None: all), less
-    those a shown wider fold covers; in story order."""
+    those a shown wider fold covers; in story order.
+
+    Comparing every fold with every other grows with the square of the folds (70 at turn
+    2,000), and every prompt of every turn asks; the answer for one set of shown folds is
+    kept (by the folds' identity: they are frozen), so a turn pays for it only when a fold
+    was added or became visible."""
     shown = [c for c in chapters if shown_by is None or c.shown_from <= shown_by]
+    key = tuple(map(id, shown))
+    with _LOCK:
+        found = _VISIBLE.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], shown, strict=True)):
+        return list(found[1])
     kept = [c for c in shown if not any(o.covers(c) for o in shown)]
-    return sorted(kept, key=lambda c: (c.first, -c.level, c.last))
+    result = sorted(kept, key=lambda c: (c.first, -c.level, c.last))
+    with _LOCK:
+        if len(_VISIBLE) >= _VISIBLE_KEPT:
+            _VISIBLE.pop(next(iter(_VISIBLE)))
+        _VISIBLE[key] = (tuple(shown), tuple(result))  # holding the folds keeps their ids
+    return result
+
+
+# visible_chapters' answers by the shown folds' ids (bounded, oldest dropped first).
+_VISIBLE: dict[tuple[int, ...], tuple[tuple[Chapter, ...], tuple[Chapter, ...]]] = {}
+_VISIBLE_KEPT = 64
+_LOCK = threading.Lock()
 
 
 def covered(turn: int, chapters: Sequence[Chapter]) -> bool:
