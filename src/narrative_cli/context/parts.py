@@ -8,17 +8,24 @@ block even when it is empty: ``make_prompt`` drops empty blocks.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import operator
+from bisect import bisect_left, bisect_right
 
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.templates import fill, label
 from narrative_cli.context.blocks import Block, plain, tagged
 from narrative_cli.context.examples import example_dialogues
 from narrative_cli.context.expand import PresetText, split_preset
-from narrative_cli.context.inputs import PRESET_MODES, HistoryTurn, PromptInputs, WindowSettings
+from narrative_cli.context.inputs import (
+    PRESET_MODES,
+    HistoryTurn,
+    PromptInputs,
+    SummaryEntry,
+    WindowSettings,
+)
 from narrative_cli.context.window import stable_window, trim_oldest, window_first
 from narrative_cli.errors import ConfigError
-from narrative_cli.state.chapters import visible_chapters
+from narrative_cli.state.chapters import Chapter, visible_chapters
 
 ENTRY_SEPARATOR = "\n\n"
 EXAMPLE_CHAT = "[Example Chat]"
@@ -127,21 +134,57 @@ def story_summary(
         return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
     shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
     shown = visible_chapters(inputs.chapters, shown_by)
-    starts, ends = [c.first for c in shown], [c.last for c in shown]  # disjoint, in order
-
-    def folded(turn: int) -> bool:
-        at = bisect_right(starts, turn) - 1
-        return at >= 0 and turn <= ends[at]
-
     items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
-    items += [
-        (e.turn, e.text.strip())
-        for e in inputs.summaries
-        if (first is None or e.turn < first) and not folded(e.turn)
-    ]
+    items += [(e.turn, e.text.strip()) for e in _unfolded(inputs.summaries, shown, first)]
     items.sort(key=lambda item: item[0])
     text = "\n".join(line for _, line in items if line)
     return tagged("story_summary", text, stable=True)
+
+
+def _unfolded(
+    entries: list[SummaryEntry], shown: list[Chapter], first: int | None
+) -> list[SummaryEntry]:
+    """The entries before turn ``first`` (None: all) that no fold of ``shown`` (in story order)
+    covers: an entry is folded when the last fold starting at or before its turn reaches it.
+
+    Entries are in turn order (a store keeps them so), so the ones shown are found between
+    the folds by bisection, not by a look at every entry of the story each prompt."""
+    turns = _entry_turns(entries)
+    if turns is None:  # not in turn order (built by hand): look at each one
+        starts, ends = [c.first for c in shown], [c.last for c in shown]
+
+        def folded(turn: int) -> bool:
+            at = bisect_right(starts, turn) - 1
+            return at >= 0 and turn <= ends[at]
+
+        return [e for e in entries if (first is None or e.turn < first) and not folded(e.turn)]
+    limit = len(entries) if first is None else bisect_left(turns, first)
+    spans: list[tuple[int, int | None]] = [(0, shown[0].first if shown else None)]
+    for at, fold in enumerate(shown):  # between this fold's start and the next one's
+        end = shown[at + 1].first if at + 1 < len(shown) else None
+        spans.append((max(fold.last + 1, fold.first), end))
+    picked: list[SummaryEntry] = []
+    for low, high in spans:
+        start = bisect_left(turns, low)
+        stop = limit if high is None else min(bisect_left(turns, high), limit)
+        picked += entries[start:stop]
+    return picked
+
+
+# The turns of the last entry list read (every prompt of a turn reads the same list), and
+# whether they are in order; the list is held, so its id stays its own.
+_TURNS: list[tuple[list[SummaryEntry], list[int] | None]] = []
+
+
+def _entry_turns(entries: list[SummaryEntry]) -> list[int] | None:
+    for held, turns in _TURNS:
+        if held is entries:
+            return turns
+    turns = [e.turn for e in entries]
+    ordered = all(map(operator.le, turns, turns[1:]))
+    _TURNS.append((entries, turns if ordered else None))
+    del _TURNS[:-4]
+    return turns if ordered else None
 
 
 def last_cut(inputs: PromptInputs, settings: WindowSettings) -> int:

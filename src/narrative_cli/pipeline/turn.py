@@ -204,7 +204,7 @@ class TurnState:
     def summary_entries(self) -> list[SummaryEntry]:
         if self.summaries.lang != self.lang:
             return [SummaryEntry(e.turn, e.labelled(self.lang)) for e in self.summaries.entries]
-        return [SummaryEntry(turn, text) for turn, text in self.summaries.labelled_entries]
+        return summary_entries(self.summaries.labelled_entries)
 
     def prompt_inputs(self, base: PromptInputs | None = None) -> PromptInputs:
         """The builders' inputs with this turn's plan, tool results and recalled turns
@@ -352,3 +352,22 @@ def window_of(pipeline: PipelineSettings, window: str) -> tuple[int, int]:
     if window == "planning":
         return pipeline.recent_turns_for_planning, pipeline.planning_growth_margin
     return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin
+
+
+# The last few (labelled lines, prompt entries) made: a turn's lines are the last turn's and
+# one more, so only the new ones are made (the lines themselves are compared in C).
+_ENTRIES: list[tuple[tuple[tuple[int, str], ...], list[SummaryEntry]]] = []
+
+
+def summary_entries(labelled: tuple[tuple[int, str], ...]) -> list[SummaryEntry]:
+    """The prompt's ``SummaryEntry``s of these ``(turn, labelled line)``s, extending a list
+    made for a store whose lines start these."""
+    for lines, made in reversed(_ENTRIES):
+        if len(lines) <= len(labelled) and lines == labelled[: len(lines)]:
+            entries = made + [SummaryEntry(turn, text) for turn, text in labelled[len(lines) :]]
+            break
+    else:
+        entries = [SummaryEntry(turn, text) for turn, text in labelled]
+    _ENTRIES.append((labelled, entries))
+    del _ENTRIES[:-4]
+    return list(entries)

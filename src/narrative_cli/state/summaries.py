@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -84,10 +84,8 @@ class SummaryStore:
         before = [entry for entry in self.entries if entry.turn <= turn]
         after = [entry for entry in self.entries if entry.turn > turn]
         store = SummaryStore(self.lang, (*before, *new, *after), self.chapters)
-        known = self.__dict__.get("labelled_entries")
-        if known is not None and not after:  # the usual case: this turn's entries at the end
-            labelled = tuple((entry.turn, entry.labelled(self.lang)) for entry in new)
-            store.__dict__["labelled_entries"] = known + labelled
+        if not after:  # the usual case: this turn's entries at the end
+            _extend_from(self, store, new)
         return store
 
     @cached_property
@@ -116,9 +114,7 @@ class SummaryStore:
     def with_chapter(self, chapter: Chapter) -> SummaryStore:
         """A store with one more fold (the entries it covers stay, hidden from prompts)."""
         store = SummaryStore(self.lang, self.entries, (*self.chapters, chapter))
-        known = self.__dict__.get("labelled_entries")
-        if known is not None:
-            store.__dict__["labelled_entries"] = known
+        _extend_from(self, store, ())
         return store
 
     def compacted_lines(self, before_turn: int | None = None) -> list[str]:
@@ -167,11 +163,13 @@ class SummaryStore:
     def __len__(self) -> int:
         return len(self.entries)
 
+    @cached_property
+    def _entry_items(self) -> tuple[dict[str, Any], ...]:
+        """``to_dict``'s entry objects (not to be changed: the next store shares them)."""
+        return tuple({"turn": entry.turn, "text": entry.text} for entry in self.entries)
+
     def to_dict(self) -> dict[str, Any]:
-        data = {
-            "lang": self.lang,
-            "entries": [{"turn": entry.turn, "text": entry.text} for entry in self.entries],
-        }
+        data = {"lang": self.lang, "entries": list(self._entry_items)}
         if self.chapters:  # absent when there are none: snapshots written before #17 unchanged
             data["chapters"] = [chapter.to_dict() for chapter in self.chapters]
         _remember(data, self)
@@ -210,6 +208,21 @@ class SummaryStore:
             raise StoreError("saved summaries: 'chapters' must be a list")
         folds = tuple(Chapter.from_dict(item) for item in chapters)
         return cls(str(data.get("lang", lang)), builder.entries(), folds)
+
+
+def _extend_from(parent: SummaryStore, store: SummaryStore, new: Sequence[SummaryEntry]) -> None:
+    """Give ``store`` (``parent`` with ``new`` entries at the end) what ``parent`` already
+    made of its entries, extended by the new ones: a turn's cost must not grow with the story
+    (every turn adds a line; every prompt and every snapshot reads them all)."""
+    known = parent.__dict__.get("labelled_entries")
+    if known is not None:
+        labelled = tuple((entry.turn, entry.labelled(parent.lang)) for entry in new)
+        store.__dict__["labelled_entries"] = known + labelled
+    items = parent.__dict__.get("_entry_items")
+    if items is not None:
+        store.__dict__["_entry_items"] = items + tuple(
+            {"turn": entry.turn, "text": entry.text} for entry in new
+        )
 
 
 # The stores whose ``to_dict`` output is still about: the next turn starts from the snapshot the
