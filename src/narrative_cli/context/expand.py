@@ -80,8 +80,11 @@ def macro_env(inputs: PromptInputs) -> MacroEnv:
 def _last(inputs: PromptInputs, side: str) -> str:
     """The last finished turn's user or story text. When a turn is built the player's input
     is already the chat's last message, as in SillyTavern, so it is ``{{lastUserMessage}}``."""
-    texts = [getattr(turn, side) for turn in inputs.history if getattr(turn, side)]
-    return texts[-1] if texts else ""
+    for turn in reversed(inputs.history):  # the newest first: a long story is not read whole
+        text: str = getattr(turn, side)
+        if text:
+            return text
+    return ""
 
 
 def apply_macros(inputs: PromptInputs) -> PromptInputs:

@@ -142,6 +142,14 @@ class SummaryStore:
 
     def lines(self, before_turn: int | None = None, turn: int | None = None) -> list[str]:
         """Labelled lines of all turns, of the turns before ``before_turn``, or of one ``turn``."""
+        if turn is not None and before_turn is None:  # from the end: entries are in turn order
+            found = []
+            for number, text in reversed(self.labelled_entries):
+                if number < turn:
+                    break
+                if number == turn:
+                    found.append(text)
+            return found[::-1]
         return [
             text
             for number, text in self.labelled_entries

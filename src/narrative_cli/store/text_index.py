@@ -17,6 +17,7 @@ wherever it went.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import compress
 
 from narrative_cli.context.text_search import Document
 from narrative_cli.store.db import Database
@@ -41,6 +42,7 @@ class SessionTextIndex:
         self._held: dict[str, Document] | None = None
         self._keys: dict[int, str] = {}  # row id → key, this session's rows only
         self._ids: dict[str, int] = {}
+        self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
 
     def _documents(self) -> dict[str, Document]:
         if self._held is None:
@@ -53,10 +55,27 @@ class SessionTextIndex:
 
     def sync(self, documents: Sequence[Document]) -> None:
         held = self._documents()
-        wanted = {document.key: document for document in documents}
-        gone = [key for key in held if key not in wanted]
+        by_id = dict(zip(map(id, documents), documents, strict=True))
+        last = self._synced
+        if last is None or len(by_id) != len(documents):
+            wanted = {document.key: document for document in documents}
+            gone = [key for key in held if key not in wanted]
+            fresh: Iterable[Document] = wanted.values()
+        else:  # only the documents that are not the very ones synced last time (C loops)
+            new_ids = by_id.keys() - last.keys()
+            fresh = list(compress(documents, map(new_ids.__contains__, map(id, documents))))
+            fresh_keys = {document.key for document in fresh}
+            gone = [
+                last[i].key for i in last.keys() - by_id.keys() if last[i].key not in fresh_keys
+            ]
+        self._write(held, gone, fresh)
+        self._synced = by_id  # holding the documents keeps their ids their own
+
+    def _write(self, held: dict[str, Document], gone: list[str], fresh: Iterable[Document]) -> None:
+        """Bring the index from ``held`` to ``held`` less ``gone`` and with ``fresh``."""
         changed = []
-        for key, document in wanted.items():
+        for document in fresh:
+            key = document.key
             known = held.get(key)
             if known is document:  # the usual case: the very document synced last turn
                 continue
