@@ -177,10 +177,17 @@ _TURNS: list[tuple[list[SummaryEntry], list[int] | None]] = []
 
 
 def _entry_turns(entries: list[SummaryEntry]) -> list[int] | None:
-    for held, turns in _TURNS:
+    """The entries' turns, None when they are not in turn order; a list that starts with the
+    entries of one read before (the last turn's, and one line more) extends its turns."""
+    turns: list[int] | None = None
+    for held, known in reversed(_TURNS):
         if held is entries:
-            return turns
-    turns = [e.turn for e in entries]
+            return known
+        if known is not None and len(held) <= len(entries) and held == entries[: len(held)]:
+            turns = known + [e.turn for e in entries[len(held) :]]
+            break
+    if turns is None:
+        turns = [e.turn for e in entries]
     ordered = all(map(operator.le, turns, turns[1:]))
     _TURNS.append((entries, turns if ordered else None))
     del _TURNS[:-4]

@@ -54,6 +54,7 @@ class StoryDocuments:
     labelled: tuple[tuple[int, str], ...]  # what ``summaries`` was made from
     summaries: list[Document]
     summary_turns: list[int]
+    folds: tuple[Chapter, ...]  # what ``chapters`` was made from
     chapters: list[Document]
     chapter_keys: dict[int, str]  # id(chapter) → its document's key
 
@@ -118,10 +119,16 @@ def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> Stor
             position += 1
         docs.append(Document(f"summary:{turn}:{position}", turn, SUMMARY, line))
         turns.append(turn)
-    chapter_keys = {id(c): _chapter_key(c) for c in summaries.chapters}
-    chapters = [Document(chapter_keys[id(c)], c.last, CHAPTER, c.labelled(summaries.lang))
-                for c in summaries.chapters]
-    made = StoryDocuments(list(history), turn_docs, labelled, docs, turns, chapters, chapter_keys)
+    folds = summaries.chapters
+    kept_folds = _common(base.folds, folds) if base else 0
+    chapters = (base.chapters[:kept_folds] if base else []) + [
+        Document(_chapter_key(c), c.last, CHAPTER, c.labelled(summaries.lang))
+        for c in folds[kept_folds:]
+    ]
+    chapter_keys = {id(c): doc.key for c, doc in zip(folds, chapters, strict=True)}
+    made = StoryDocuments(
+        list(history), turn_docs, labelled, docs, turns, folds, chapters, chapter_keys
+    )
     with _LOCK:
         _LAST.append(made)
         del _LAST[:-_KEEP]

@@ -17,7 +17,9 @@ Entries and chapters are never deleted: a fold only hides what it covers from pr
 
 from __future__ import annotations
 
+import operator
 import threading
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +115,24 @@ def covered(turn: int, chapters: Sequence[Chapter]) -> bool:
     return any(c.first <= turn <= c.last for c in chapters)
 
 
+def _loose(
+    entries: Sequence[tuple[int, str]], shown: Sequence[Chapter], before_turn: int
+) -> list[tuple[int, str]]:
+    """The entries before ``before_turn`` that no fold of ``shown`` covers. Entries in turn
+    order (a store keeps them so) are taken between the folds by bisection; others one by one."""
+    turns = [t for t, _ in entries]
+    if any(map(operator.gt, turns, turns[1:])):
+        return [(t, line) for t, line in entries if t < before_turn and not covered(t, shown)]
+    loose: list[tuple[int, str]] = []
+    start = 0  # the first turn after every fold so far
+    for fold in sorted(shown, key=lambda c: c.first):
+        stop = min(fold.first, before_turn)
+        loose += entries[bisect_left(turns, start) : bisect_left(turns, stop)]
+        start = max(start, fold.last + 1)
+    loose += entries[bisect_left(turns, start) : bisect_left(turns, before_turn)]
+    return loose
+
+
 @dataclass(frozen=True)
 class Fold:
     """One fold to ask for: the labelled ``lines`` it replaces, the turns they span, the level
@@ -138,7 +158,7 @@ def plan_fold(
     """The next fold that brings the summary block (``entries``: ``(turn, labelled line)``;
     only turns before ``before_turn`` count) nearer to ``budget`` tokens, or None."""
     shown = visible_chapters(chapters)
-    loose = [(t, line) for t, line in entries if t < before_turn and not covered(t, shown)]
+    loose = _loose(entries, shown, before_turn)
     chapter_items = [c for c in shown if c.level == CHAPTER]
     arcs = [c for c in shown if c.level == ARC]
     cost = {id(c): _tokens(c.text) for c in shown}

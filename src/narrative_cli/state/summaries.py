@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import takewhile
 from typing import Any
 
 from narrative_cli.errors import StoreError
@@ -75,14 +76,22 @@ class SummaryStore:
     def add(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
         """A store with ``texts`` added to ``turn``; labels fixed, blanks and repeats dropped."""
         _check_turn(turn)
-        kept = [entry.text for entry in self.entries if entry.turn == turn]
+        at_end = not self.entries or self.entries[-1].turn <= turn  # the usual case
+        if at_end:  # the turn's entries so far are the last ones: no look at the whole story
+            same = reversed(self.entries)
+            kept = [entry.text for entry in takewhile(lambda e: e.turn == turn, same)]
+        else:
+            kept = [entry.text for entry in self.entries if entry.turn == turn]
         new: list[SummaryEntry] = []
         for text in _clean(texts):
             if text not in kept:
                 kept.append(text)
                 new.append(SummaryEntry(turn, text))
-        before = [entry for entry in self.entries if entry.turn <= turn]
-        after = [entry for entry in self.entries if entry.turn > turn]
+        if at_end:
+            before, after = list(self.entries), []
+        else:
+            before = [entry for entry in self.entries if entry.turn <= turn]
+            after = [entry for entry in self.entries if entry.turn > turn]
         store = SummaryStore(self.lang, (*before, *new, *after), self.chapters)
         if not after:  # the usual case: this turn's entries at the end
             _extend_from(self, store, new)
