@@ -150,10 +150,15 @@ def shown_keys(state: TurnState, docs: StoryDocuments) -> set[str]:
     before the window no fold covers, the folds it shows; and this turn's own."""
     window = state.window("writing")
     first = window[0].number if window else state.number
-    shown_folds = visible_chapters(state.summaries.chapters)
+    return shown_before(docs, visible_chapters(state.summaries.chapters), first)
+
+
+def shown_before(docs: StoryDocuments, shown_folds: list[Chapter], first: int) -> set[str]:
+    """The keys of the turns and lines from turn ``first`` on, of the folds ``shown_folds``,
+    and of the lines before ``first`` none of them covers; found by bisection, not by a look
+    at every document of the story."""
     keys = {docs.chapter_keys.get(id(c)) or _chapter_key(c) for c in shown_folds}
     keys.update(d.key for d in docs.turns[bisect_left(docs.turn_numbers, first) :])
-    keys.update(d.key for d in docs.turns[bisect_left(docs.turn_numbers, first):])
     lines, turns = docs.summaries, docs.summary_turns
 
     def between(low: int, high: int) -> None:  # the lines of turns low..high-1

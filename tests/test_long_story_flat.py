@@ -1,0 +1,198 @@
+"""Long stories at a flat cost (issue 17 item 4): what a turn now extends from the last turn's
+work, instead of rebuilding from the whole story, gives what a rebuild gives, whatever the
+story did in between (next turns, undo, regenerate, new folds, edited lines)."""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+from pathlib import Path
+
+from narrative_cli.context import parts
+from narrative_cli.context.inputs import HistoryTurn, PromptInputs, SummaryEntry
+from narrative_cli.context.text_search import Document
+from narrative_cli.domain import Card
+from narrative_cli.pipeline import search_recall
+from narrative_cli.state.chapters import ARC, CHAPTER, Chapter, plan_fold, visible_chapters
+from narrative_cli.state.summaries import SummaryStore
+from narrative_cli.store.sessions import SessionStore
+
+
+def _history(turns: int, edited: int | None = None) -> list[HistoryTurn]:
+    return [
+        HistoryTurn(n, f"input {n}", f"story {n}" + (" (regenerated)" if n == edited else ""))
+        for n in range(turns + 1)
+    ]
+
+
+def _store(turns: int, folds: list[Chapter]) -> SummaryStore:
+    store = SummaryStore("en")
+    for n in range(1, turns + 1):
+        store = store.add(n, [f"line {n}"] + ([f"second line {n}"] if n % 7 == 0 else []))
+    for fold in folds:
+        store = store.with_chapter(fold)
+    return store
+
+
+def _afresh(history: list[HistoryTurn], store: SummaryStore) -> list[tuple[str, int, str, str]]:
+    """The documents built with nothing to extend."""
+    search_recall._LAST.clear()
+    made = search_recall.documents(history, store)
+    return [(d.key, d.turn, d.kind, d.text) for d in made]
+
+
+def _as_rows(docs: list[Document]) -> list[tuple[str, int, str, str]]:
+    return [(d.key, d.turn, d.kind, d.text) for d in docs]
+
+
+def test_search_documents_extended_turn_by_turn_are_the_story_s_documents() -> None:
+    folds = [Chapter(1, 20, CHAPTER, "the first weeks", 25)]
+    steps = [
+        (_history(30), _store(30, [])),
+        (_history(31), _store(31, [])),  # a next turn
+        (_history(32), _store(32, folds)),  # a next turn that folded
+        (_history(30), _store(30, folds)),  # undo two turns
+        (_history(30, edited=30), _store(30, folds)),  # regenerate the last one
+        (_history(31), _store(31, [*folds, Chapter(1, 28, ARC, "the arc", 32)])),
+        (_history(5), _store(5, [])),  # another story entirely
+    ]
+    for history, store in steps:
+        extended = _as_rows(search_recall.documents(history, store))
+        assert extended == _afresh(history, store)
+
+
+def test_two_lines_of_one_turn_keep_their_places_when_the_turn_gets_a_third() -> None:
+    store = _store(14, [])
+    search_recall.documents(_history(14), store)
+    grown = store.add(14, ["third line 14"])
+    keys = [d.key for d in search_recall.documents(_history(14), grown) if d.turn == 14]
+    assert keys == ["turn:14", "summary:14:0", "summary:14:1", "summary:14:2"]
+
+
+def _shown_by_rule(docs: list[Document], shown: list[Chapter], first: int) -> set[str]:
+    """The writer's shown documents, one document at a time (the rule, written plainly)."""
+    spans = [(c.first, c.last) for c in shown]
+    fold_keys = {f"chapter:{c.first}-{c.last}:{c.level}:{c.shown_from}" for c in shown}
+    keys = set()
+    for doc in docs:
+        if (doc.turn >= first and doc.kind != "chapter") or doc.key in fold_keys:
+            keys.add(doc.key)
+        elif doc.kind == "summary" and not any(a <= doc.turn <= b for a, b in spans):
+            keys.add(doc.key)
+    return keys
+
+
+def test_what_the_writer_already_sees_is_left_out_of_the_search_exactly() -> None:
+    rng = random.Random(17)
+    for _ in range(40):
+        turns = rng.randint(5, 120)
+        folds, start = [], 1
+        while start < turns - 5 and rng.random() < 0.8:
+            end = rng.randint(start + 1, turns - 3)
+            folds.append(Chapter(start, end, CHAPTER, f"chapter {start}", end + 1))
+            start = end + rng.randint(1, 4)
+        if len(folds) >= 2 and rng.random() < 0.5:
+            folds.append(Chapter(folds[0].first, folds[1].last, ARC, "an arc", turns))
+        store = _store(turns, folds)
+        made = search_recall.story_documents(_history(turns), store)
+        first = rng.randint(1, turns + 1)
+        shown = visible_chapters(store.chapters)
+        expected = _shown_by_rule(made.all, shown, first)
+        assert search_recall.shown_before(made, shown, first) == expected
+
+
+def _summary_by_rule(entries: list[SummaryEntry], shown: list[Chapter], first: int) -> list[str]:
+    starts, ends = [c.first for c in shown], [c.last for c in shown]
+
+    def folded(turn: int) -> bool:
+        at = bisect_right(starts, turn) - 1
+        return at >= 0 and turn <= ends[at]
+
+    items = [(c.first, c.labelled("en")) for c in shown if c.last < first]
+    items += [(e.turn, e.text) for e in entries if e.turn < first and not folded(e.turn)]
+    items.sort(key=lambda item: item[0])
+    return [line for _, line in items]
+
+
+def test_the_summary_block_shows_the_lines_between_the_folds_as_before() -> None:
+    rng = random.Random(3)
+    for _ in range(40):
+        turns = rng.randint(3, 90)
+        entries = [SummaryEntry(n, f"[Turn {n}] line {n}") for n in range(1, turns + 1)]
+        folds, start = [], rng.randint(1, 3)
+        while start < turns and (not folds or rng.random() < 0.7):
+            end = rng.randint(start, turns)
+            folds.append(Chapter(start, end, CHAPTER, f"chapter {start}", 1))
+            start = end + rng.randint(1, 5)
+        if rng.random() < 0.3:
+            rng.shuffle(entries)  # not in turn order: taken one by one
+        first = rng.randint(1, turns + 1)
+        inputs = PromptInputs(Card(name="c"), turn=first, summaries=entries, chapters=folds)
+        window = [HistoryTurn(first, "", "")]
+        block = parts.story_summary(inputs, window)
+        shown = visible_chapters(folds, first)
+        assert block.text.split("\n") == _summary_by_rule(entries, shown, first) or (
+            block.text == "" and _summary_by_rule(entries, shown, first) == []
+        )
+
+
+def test_a_new_fold_or_a_fold_coming_into_view_changes_what_is_shown() -> None:
+    chapter = Chapter(1, 10, CHAPTER, "first", 12)
+    arc = Chapter(1, 30, ARC, "arc", 40)
+    assert visible_chapters([chapter]) == [chapter]
+    assert visible_chapters([chapter, arc]) == [arc]  # the same chapter, now covered
+    assert visible_chapters([chapter, arc], shown_by=39) == [chapter]  # the arc not yet shown
+    assert visible_chapters([chapter, arc], shown_by=40) == [arc]
+
+
+def test_a_fold_takes_the_oldest_loose_lines_as_before() -> None:
+    store = SummaryStore("en")
+    for n in range(1, 200):
+        store = store.add(n, f"Night {n}: the fog, the lamp, the log, and a long line of text.")
+    folds = [Chapter(1, 40, CHAPTER, "first", 45), Chapter(50, 60, CHAPTER, "gap", 65)]
+    fold = plan_fold(store.labelled_entries, folds, 150, 600, "en")
+    assert fold is not None and fold.level == CHAPTER
+    loose = [line for t, line in store.labelled_entries
+             if t < 150 and not (1 <= t <= 40 or 50 <= t <= 60)]
+    assert list(fold.lines) == loose[: len(fold.lines)]
+    assert fold.first == 41  # the gap between the folds comes first
+
+
+def test_summary_lines_added_at_the_end_or_in_the_middle_are_the_rebuilt_store() -> None:
+    store = SummaryStore("en")
+    for n in range(1, 30):
+        store = store.add(n, f"line {n}")
+    store = store.add(29, ["[Turn 29] second", "line 29"])  # a label fixed, a repeat dropped
+    store = store.add(12, "inserted at 12")
+    rebuilt = SummaryStore.from_dict({"lang": "en", "entries": store.to_dict()["entries"]})
+    assert rebuilt.labelled_entries == store.labelled_entries
+    assert store.to_dict()["entries"][-2:] == [{"turn": 29, "text": "line 29"},
+                                               {"turn": 29, "text": "second"}]
+    assert store.lines(turn=29) == ["[Turn 29] line 29", "[Turn 29] second"]
+    assert store.lines(turn=12) == ["[Turn 12] line 12", "[Turn 12] inserted at 12"]
+    assert store.lines(turn=40) == []
+
+
+def test_the_text_index_follows_the_story_when_only_changes_are_written(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "s.db")
+    try:
+        session = store.create_session("s", card_path="c", card_hash="", snapshot={})
+        index = store.text_index(session)
+        docs = [Document(f"turn:{n}", n, "turn", f"lantern night {n}") for n in range(1, 40)]
+        index.sync(docs)
+        docs = docs + [Document("turn:40", 40, "turn", "the drowned bell rings")]
+        index.sync(docs)
+        assert index.matches("drowned") == [("turn:40", 40)]
+        docs = docs[:-2] + [Document("turn:39", 39, "turn", "a quiet night, regenerated")]
+        index.sync(docs)  # undo one turn, regenerate the one before
+        assert index.matches("drowned") == []
+        assert index.matches("regenerated") == [("turn:39", 39)]
+        assert index.matches("lantern night 39") == []
+        docs = [Document(d.key, d.turn, d.kind, d.text) for d in docs]  # equal, not the same
+        index.sync(docs)
+        assert len(index) == 39
+        reopened = store.text_index(session)  # what the database holds
+        assert reopened.matches("regenerated") == [("turn:39", 39)]
+        assert len(reopened) == 39
+    finally:
+        store.close()
