@@ -196,3 +196,40 @@ def test_the_text_index_follows_the_story_when_only_changes_are_written(tmp_path
         assert len(reopened) == 39
     finally:
         store.close()
+
+
+def test_a_snapshot_with_shared_summary_lines_is_stored_byte_for_byte_as_before() -> None:
+    """The summary lines a store hands out again are not encoded again; what is written is
+    what encoding the whole snapshot writes (also after an undo and on another story)."""
+    from narrative_cli.store import blobs
+
+    def plain(value: object) -> object:  # the same snapshot, every list a plain copy
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return [plain(v) for v in value] if isinstance(value, list) else value
+
+    def from_scratch(value: object) -> blobs.Packed:
+        kept = dict(blobs._LISTS)
+        blobs._LISTS.clear()
+        try:
+            return blobs.pack(plain(value))
+        finally:
+            blobs._LISTS.clear()
+            blobs._LISTS.update(kept)
+
+    store = SummaryStore("en")
+    stores = []
+    for n in range(1, 400):
+        store = store.add(n, f"Night {n}: the fog rolls in over the causeway, the lamp is lit.")
+        store.to_dict()  # each turn's snapshot, as a story writes it
+        stores.append(store)
+    reused = 0
+    for step in [*stores[300:310], stores[250], stores[398], _store(380, [])]:
+        snapshot = {"turn": 1, "summaries": step.to_dict()}
+        entries = snapshot["summaries"]["entries"]
+        reused += blobs._shared_prefix(entries, ("summaries", "entries")) is not None
+        packed = blobs.pack(snapshot)
+        expected = from_scratch(snapshot)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+        assert blobs.unpack(packed.root, packed.blobs) == plain(snapshot)
+    assert reused == 10  # the nine next turns, and the jump forward from turn 251 to 399

@@ -19,6 +19,7 @@ from itertools import takewhile
 from typing import Any
 
 from narrative_cli.errors import StoreError
+from narrative_cli.shared_items import SharedItems
 from narrative_cli.state.chapters import Chapter, visible_chapters
 
 __all__ = ["SummaryEntry", "SummaryStore", "strip_turn_label", "turn_label"]
@@ -186,7 +187,7 @@ class SummaryStore:
         return tuple({"turn": entry.turn, "text": entry.text} for entry in self.entries)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"lang": self.lang, "entries": list(self._entry_items)}
+        data = {"lang": self.lang, "entries": SharedItems(self._entry_items)}
         if self.chapters:  # absent when there are none: snapshots written before #17 unchanged
             data["chapters"] = [chapter.to_dict() for chapter in self.chapters]
         _remember(data, self)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.errors import StoreError
+from narrative_cli.shared_items import SharedItems
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
 CHUNK_ITEMS = 32  # items per list chunk, on average
@@ -115,6 +117,7 @@ class _ListMemo:
     items: list[bytes]
     closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
     open_start: int
+    values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -155,19 +158,41 @@ def _pack_node(value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]) -> 
             return _small_or_blob(value, blobs)
         return {"d": children}
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
-        data = dumps(value)
+        memo = _shared_prefix(value, path)
+        items = None
+        if memo is not None:  # the last list's very items, then new ones: only those encoded
+            items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
+            data = b"[" + b",".join(items) + b"]"
+        else:
+            data = dumps(value)
         if len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}
-        return {"l": [_keep(chunk, key, blobs) for chunk, key in _list_chunks(value, data, path)]}
+        chunks = _list_chunks(value, data, path, items)
+        return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}
     return _small_or_blob(value, blobs)
 
 
-def _list_chunks(value: list[Any], data: bytes, path: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
-    """The chunks of a long list with their digests, reusing what the last list at ``path``
-    had in common with this one (see ``_LISTS``)."""
+def _shared_prefix(value: list[Any], path: tuple[str, ...]) -> _ListMemo | None:
+    """The memo at ``path`` when ``value`` is a ``SharedItems`` list that starts with the very
+    items the memo was made from (their JSON is then the memo's: they are never changed)."""
     memo = _LISTS.get(path)
-    if memo is not None and _extends(memo, value, data):
-        items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
+    if not isinstance(value, SharedItems) or memo is None or not memo.values:
+        return None
+    if len(value) < len(memo.values) or not all(map(operator.is_, memo.values, value)):
+        return None
+    return memo
+
+
+def _list_chunks(
+    value: list[Any], data: bytes, path: tuple[str, ...], items: list[bytes] | None = None
+) -> list[tuple[bytes, bytes]]:
+    """The chunks of a long list with their digests, reusing what the last list at ``path``
+    had in common with this one (see ``_LISTS``); ``items``: the items' JSON, when known to
+    extend the memo's (``_shared_prefix``)."""
+    memo = _LISTS.get(path)
+    if memo is not None and (items is not None or _extends(memo, value, data)):
+        if items is None:
+            items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         closed, start = list(memo.closed), memo.open_start
     else:
         items, closed, start = [dumps(item) for item in value], [], 0
@@ -180,7 +205,8 @@ def _list_chunks(value: list[Any], data: bytes, path: tuple[str, ...]) -> list[t
             tail.append((chunk, digest(chunk)))
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
-    _LISTS[path] = _ListMemo(data, items, closed, start)
+    shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
+    _LISTS[path] = _ListMemo(data, items, closed, start, shared)
     return closed + tail
 
 

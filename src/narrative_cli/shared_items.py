@@ -1,0 +1,24 @@
+"""``SharedItems``: a JSON list whose items are never changed in place (issue #17 item 4).
+
+A long story's snapshot holds lists that only grow at the end (every summary line of the
+story, one more each turn). The list is new each turn, but its items are the very objects of
+the last turn's list: a writer that keeps what it made of those objects (the store keeps
+their JSON) may take it again for the same objects instead of encoding the whole list again,
+which would make every turn's snapshot write grow with the story.
+
+A list is marked so only by the code that owns its items and never changes them after
+handing them out (``state.summaries.SummaryStore.to_dict``). Anything else stays a plain
+list and is encoded in full; a copy (``list(x)``, a JSON round trip) is a plain list too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SharedItems"]
+
+
+class SharedItems(list[Any]):
+    """A list whose items are shared with earlier lists and never changed in place."""
+
+    __slots__ = ()
