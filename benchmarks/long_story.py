@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import re
 import statistics
@@ -127,13 +128,33 @@ def fold_as_played(story: Story) -> None:
     story.snapshot = replace(story.snapshot, summaries=store.to_dict())
 
 
+def helpers_cpu() -> float:
+    """CPU seconds used so far by this process's child processes that are still running (the
+    sandbox helper), from /proc (0 where there is none); clock-tick resolution."""
+    total = 0
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+CPU: dict[int, list[float]] = {}  # point → CPU seconds per turn outside the model
+
+
 def overhead_at(
     turn: int, samples: int, *, chapters: bool = True, recall: bool = True,
     trace: Path | None = None, profile: cProfile.Profile | None = None,
 ) -> tuple[list[float], list[float]]:
     """(wall seconds outside the model per turn, seconds to pack its snapshot) for
     ``samples`` turns after the story was fast-forwarded to ``turn``; with ``trace``, the
-    turns are traced into that folder (the first turn after the jump's trace removed)."""
+    turns are traced into that folder (the first turn after the jump's trace removed).
+    The CPU time of the same turns outside the model (the turn's thread and the sandbox
+    helper) is added to ``CPU[turn]``, one figure per round: on a loaded machine it is the
+    steadier measure."""
     with ScriptedServer() as server, tempfile.TemporaryDirectory() as folder:
         session = Session("en")
         install(server, session)
@@ -155,7 +176,11 @@ def overhead_at(
             story.text_index = store.text_index(session_id)
         writer = None if trace is None else TraceWriter(trace, session="bench")
         walls, packs = [], []
+        cpu_started = helpers = 0.0
         for index in range(samples + 1):
+            if index == 1:  # counted from the second turn on
+                cpu_started = time.thread_time() - sum(t.cpu for t in timed)
+                helpers = helpers_cpu()
             if index == 1 and trace is not None:  # the first turn after the jump: not counted
                 for path in trace.iterdir():
                     path.unlink()
@@ -173,6 +198,9 @@ def overhead_at(
             if index:  # the first turn after the jump reads the whole history once
                 walls.append(wall)
                 packs.append(time.perf_counter() - packed)
+        ours = time.thread_time() - sum(t.cpu for t in timed) - cpu_started
+        ours -= sum(packs)  # the benchmark's own pack, outside the turn
+        CPU.setdefault(turn, []).append((ours + helpers_cpu() - helpers) / samples)
         if profile is not None:
             profile.disable()
         store.close()
@@ -259,6 +287,11 @@ def main() -> None:
     print(f"whole-turn overhead (wall, outside the model), median of {len(walls[10])} turns:")
     print(f"  turn 10: {short * 1000:.1f} ms   turn {args.long_turn}: {long * 1000:.1f} ms"
           f"   ratio {long / short:.2f}x (target <= 1.5x)")
+    cpu_short, cpu_long = (statistics.median(CPU[p]) for p in points)
+    print(f"CPU outside the model (turn's thread + sandbox helper), mean per turn, median of "
+          f"{args.rounds} rounds:")
+    print(f"  turn 10: {cpu_short * 1000:.1f} ms   turn {args.long_turn}: {cpu_long * 1000:.1f} ms"
+          f"   ratio {cpu_long / cpu_short:.2f}x")
     print(f"snapshot pack: turn 10 {pack_short * 1000:.2f} ms, turn {args.long_turn} "
           f"{pack_long * 1000:.2f} ms ({pack_long / pack_short:.2f}x)")
 
