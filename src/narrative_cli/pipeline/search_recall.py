@@ -68,6 +68,8 @@ class StoryDocuments:
 
     @cached_property
     def all(self) -> list[Document]:
+        """Every document: the turns, the lines, the folds (a story extended from the last
+        turn's has the last one's ``all`` first, then what is new)."""
         return [*self.turns, *self.summaries, *self.chapters]
 
 
@@ -129,6 +131,14 @@ def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> Stor
     made = StoryDocuments(
         list(history), turn_docs, labelled, docs, turns, folds, chapters, chapter_keys
     )
+    kept = (kept_turns, kept_lines, kept_folds)
+    if base is not None and kept == (len(base.turn_docs), len(base.summaries), len(base.folds)):
+        # Only added to (the next turn): the lists extend the last ones, and ``all`` holds the
+        # last ``all`` first, so the index can tell what is new without a look at the rest.
+        added = [doc for doc in turn_docs[kept_turns:] if doc is not None]
+        made.__dict__["turns"] = base.turns + added
+        made.__dict__["turn_numbers"] = base.turn_numbers + [doc.turn for doc in added]
+        made.__dict__["all"] = base.all + added + docs[kept_lines:] + chapters[kept_folds:]
     with _LOCK:
         _LAST.append(made)
         del _LAST[:-_KEEP]

@@ -43,6 +43,7 @@ class SessionTextIndex:
         self._keys: dict[int, str] = {}  # row id → key, this session's rows only
         self._ids: dict[str, int] = {}
         self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
+        self._synced_list: list[Document] | None = None  # and in their order
 
     def _documents(self) -> dict[str, Document]:
         if self._held is None:
@@ -55,8 +56,16 @@ class SessionTextIndex:
 
     def sync(self, documents: Sequence[Document]) -> None:
         held = self._documents()
+        before = self._synced_list
+        if before is not None and len(before) <= len(documents):
+            if list(documents[: len(before)]) == before:  # in C; the very documents first
+                self._write(held, [], documents[len(before) :])
+                self._synced_list, self._synced = list(documents), None
+                return
         by_id = dict(zip(map(id, documents), documents, strict=True))
-        last = self._synced
+        last = self._synced if self._synced is not None else (
+            None if before is None else dict(zip(map(id, before), before, strict=True))
+        )
         if last is None or len(by_id) != len(documents):
             wanted = {document.key: document for document in documents}
             gone = [key for key in held if key not in wanted]
@@ -70,6 +79,7 @@ class SessionTextIndex:
             ]
         self._write(held, gone, fresh)
         self._synced = by_id  # holding the documents keeps their ids their own
+        self._synced_list = list(documents)
 
     def _write(self, held: dict[str, Document], gone: list[str], fresh: Iterable[Document]) -> None:
         """Bring the index from ``held`` to ``held`` less ``gone`` and with ``fresh``."""
