@@ -237,3 +237,43 @@ def test_a_snapshot_with_shared_summary_lines_is_stored_byte_for_byte_as_before(
         assert packed.root == expected.root and packed.blobs == expected.blobs
         assert blobs.unpack(packed.root, packed.blobs) == plain(snapshot)
     assert reused == 10  # the nine next turns, and the jump forward from turn 251 to 399
+
+
+def test_old_turns_are_reused_until_one_holds_a_template_which_renders_every_turn() -> None:
+    """Turns deeper than every script's range are the last list's very objects, up to the
+    first one whose script output holds a template: that one is rendered again each turn,
+    with that turn's values, as a full pass renders it."""
+    from collections.abc import Sequence
+
+    from narrative_cli.domain import RegexScript
+    from narrative_cli.pipeline.records import PlayedTurn
+    from narrative_cli.regex import prompt as regex_prompt
+    from narrative_cli.regex.scripts import RegexScripts
+    from narrative_cli.tools.templates import TemplateJob
+
+    def scripts() -> RegexScripts:
+        return RegexScripts(
+            [RegexScript("hp", "/HP/g", "<%= hp %>", placement=[2], prompt_only=True),
+             RegexScript("fog", "/fog/g", "FOG", placement=[2], prompt_only=True, max_depth=2)],
+            target="prompt",
+        )
+
+    value = ["10"]
+
+    def render(jobs: Sequence[TemplateJob]) -> list[str | None]:
+        return [value[0] for _ in jobs]
+
+    kept = scripts()
+    played = [PlayedTurn(0, None, "The lamp is lit.")]
+    played += [PlayedTurn(n, f"input {n}", f"fog {n}" + (" HP" if n == 6 else ""))
+               for n in range(1, 9)]
+    first = regex_prompt.prompt_history(list(played), kept, render)
+    assert first[6].narrative == "fog 6 10" and first[8].narrative == "FOG 8"
+    for n in range(9, 13):
+        value[0] = str(n * 10)
+        played.append(PlayedTurn(n, f"input {n}", f"fog {n}"))
+        again = regex_prompt.prompt_history(list(played), kept, render)
+        assert all(a is b for a, b in zip(again[:5], first[:5], strict=True))
+        assert again[6].narrative == f"fog 6 {n * 10}"
+        full = regex_prompt.prompt_history(list(played), scripts(), render)  # nothing kept
+        assert again == full
