@@ -47,6 +47,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tests.servers import ScriptedServer  # noqa: E402
 
@@ -328,7 +329,7 @@ def policy(name: str, settings: Settings) -> Iterator[Settings]:
         )
     original = parts.story_summary
     if name == "design":
-        parts.story_summary = lambda inputs, turns: original(inputs, None)  # type: ignore[assignment]
+        parts.story_summary = lambda inputs, turns, settings=None: original(inputs, None)  # type: ignore[assignment]
     try:
         yield settings
     finally:
@@ -386,12 +387,14 @@ class CacheProbe:
     def __init__(self, local: Backend, session: Session) -> None:
         self.local, self.session, self.name = local, session, "probe"
         self.usage: list[tuple[str, int, int]] = []
+        self.sent: list[tuple[str, list[dict[str, Any]]]] = []  # what the model was asked
 
     def complete(self, request: ChatRequest, on_text: Any = None) -> ChatReply:
         probe = replace(request, max_tokens=4, json_schema=None, stream=False)
         real = self.local.complete(probe)
         text = self.session.answer(request.agent)
         self.usage.append((request.agent, real.usage.prompt_tokens, real.usage.cached_tokens))
+        self.sent.append((request.agent, [m.to_dict() for m in request.messages]))
         if on_text is not None:
             on_text(text)
         return ChatReply(text=text, finish_reason="stop", usage=real.usage, model=real.model)
@@ -408,8 +411,10 @@ def local_settings() -> Settings:
     return settings
 
 
-def local_cache(name: str, turns: int) -> dict[str, float]:
-    """cached / prompt tokens per agent for one window policy, from cold caches."""
+def local_cache(name: str, turns: int, record: Path | None = None) -> dict[str, float]:
+    """cached / prompt tokens per agent for one window policy, from cold caches. With
+    ``record``, each call (agent, messages, prompt and cached tokens) is appended to that
+    JSON-lines file as it comes, so a run stopped early still leaves its calls."""
     from narrative_cli.backends.local import shutdown_all
 
     shutdown_all()
@@ -419,7 +424,16 @@ def local_cache(name: str, turns: int) -> dict[str, float]:
         backends = BackendSet.single(probe)
         story = new_story(LANTERN, settings)
         for index in range(turns):
+            done = len(probe.usage)
             story.advance(run_turn(story, INPUTS[index % len(INPUTS)], backends))
+            if record is not None:
+                with record.open("a", encoding="utf-8") as out:
+                    for (agent, prompt, cached), (_, messages) in zip(
+                        probe.usage[done:], probe.sent[done:], strict=True
+                    ):
+                        line = {"turn": index + 1, "agent": agent, "prompt": prompt,
+                                "cached": cached, "messages": messages}
+                        out.write(json.dumps(line, ensure_ascii=False) + "\n")
             print(f"    {name}: turn {index + 1}/{turns}", file=sys.stderr, flush=True)
         backends.close()
     calls_per_turn = len(probe.usage) // turns
@@ -437,6 +451,80 @@ def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
     all_prompt = sum(p for p, _ in totals.values())
     shares["all agents"] = sum(c for _, c in totals.values()) / all_prompt if all_prompt else 0
     return shares
+
+
+# --- f. the slot-cache measure, no model needed; v. checked against the real server ------
+
+
+def scripted_requests(name: str, turns: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(agent, messages) of every call of a serial ``turns``-turn lantern-keeper session on
+    the scripted server, under window policy ``name`` (the same session as part c)."""
+    with ScriptedServer() as server:
+        install(server, Session("en"))
+        with policy(name, scripted_settings(server, mode="serial")) as settings:
+            backends = BackendSet.from_settings(settings)
+            play(new_story(LANTERN, settings), backends, turns, INPUTS)
+            backends.close()
+        return [(r.agent, r.messages) for r in server.requests]
+
+
+def part_f(args: argparse.Namespace) -> None:
+    import prefix_cache
+
+    tokens, server = (
+        (prefix_cache.CharTokens(), None) if args.chars else prefix_cache.local_tokens()
+    )
+    print(
+        f"\nf. per-slot prefix cache (llama.cpp's rule, {prefix_cache.SLOTS} slots), "
+        f"{args.turns} turns, serial, all agents; counted in {tokens.name}; "
+        "cached / prompt after the first turn"
+    )
+    results = {}
+    for name in ("ours", "sliding"):
+        requests = scripted_requests(name, args.turns)
+        per_turn = len(requests) // args.turns
+        results[name] = prefix_cache.shares(prefix_cache.replay(requests, tokens), per_turn)
+    agents = list(results["ours"])
+    print(f"  {'agent':<18}{'ours':>10}{'sliding':>10}")
+    for agent in agents:
+        print(f"  {agent:<18}{results['ours'][agent]:>10.3f}"
+              f"{results['sliding'].get(agent, 0.0):>10.3f}")
+    del server
+
+
+def part_v(args: argparse.Namespace) -> None:
+    """The real server on ``--local-turns`` turns (ours), each call recorded, then the slot
+    rule replayed on the very prompts the server got, call by call."""
+    import prefix_cache
+
+    record = Path(args.record)
+    if not args.compare_only:
+        record.unlink(missing_ok=True)
+        print(f"\nv. real llama.cpp, {args.local_turns} turns (ours), calls recorded in {record}")
+        local_cache("ours", args.local_turns, record)
+    compare_recorded(record, prefix_cache)
+
+
+def compare_recorded(record: Path, prefix_cache: Any) -> None:
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    tokens, server = prefix_cache.local_tokens()
+    predicted = prefix_cache.replay([(x["agent"], x["messages"]) for x in lines], tokens)
+    real = [prefix_cache.Call(x["agent"], x["prompt"], x["cached"]) for x in lines]
+    first = sum(1 for x in lines if x["turn"] == 1)
+    turns = max((x["turn"] for x in lines), default=0)
+    same_len = sum(p.prompt == r.prompt for p, r in zip(predicted, real, strict=True))
+    same = sum(p.cached == r.cached for p, r in zip(predicted, real, strict=True))
+    print(f"\n  {len(lines)} calls over {turns} turns; prompt length equal in {same_len}, "
+          f"cached tokens equal in {same} (counted in {tokens.name})")
+    want, got = prefix_cache.shares(predicted, first), prefix_cache.shares(real, first)
+    print(f"  {'agent':<18}{'slot rule':>10}{'real':>10}")
+    for agent in got:
+        print(f"  {agent:<18}{want.get(agent, 0.0):>10.3f}{got[agent]:>10.3f}")
+    for p, r, x in zip(predicted, real, lines, strict=True):
+        if p.cached != r.cached or p.prompt != r.prompt:
+            print(f"    turn {x['turn']} {x['agent']}: rule {p.cached}/{p.prompt}, "
+                  f"real {r.cached}/{r.prompt}")
+    del server
 
 
 # --- d. parallel against serial -------------------------------------------------------------
@@ -526,7 +614,13 @@ def main() -> None:
     parser.add_argument("--skip-local", action="store_true", help="same as --parts abd")
     parser.add_argument("--long-turn", type=int, default=2000)
     parser.add_argument("--long-samples", type=int, default=10)
-    parser.add_argument("--parts", default="abcde", help="which parts to run (default abcde)")
+    parser.add_argument("--parts", default="abcde",
+                        help="which parts to run (default abcde; also f, v)")
+    parser.add_argument("--chars", action="store_true", help="part f in characters")
+    parser.add_argument("--record", default="local-cache-calls.jsonl",
+                        help="part v: where the real run's calls go")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="part v: compare an existing --record file, run nothing")
     args = parser.parse_args()
     wanted = set(args.parts) - ({"c"} if args.skip_local else set())
     if "a" in wanted:
@@ -539,6 +633,10 @@ def main() -> None:
         part_d(args)
     if "e" in wanted:
         part_e(args)
+    if "f" in wanted:
+        part_f(args)
+    if "v" in wanted:
+        part_v(args)
 
 
 def part_a(args: argparse.Namespace) -> None:
