@@ -82,6 +82,7 @@ class Session:
 
     lang: str = "en"
     calls: dict[str, int] = field(default_factory=dict)
+    mvu_every_turn: bool = False  # mvu_extract changes a variable each turn (part d)
 
     def answer(self, agent: str) -> str:
         n = self.calls[agent] = self.calls.get(agent, 0) + 1
@@ -91,6 +92,8 @@ class Session:
             return self.story(n)
         if agent == "analysis":
             return json.dumps(self.analysis(n), ensure_ascii=False)
+        if agent == "mvu_extract" and self.mvu_every_turn:
+            return "<UpdateVariable>\n_.add('keeper.lamp_oil', -1);//a night's oil\n</UpdateVariable>"
         if agent == "mvu_extract":
             patch = {"op": "delta", "path": "/keeper/lamp_oil", "value": -1}
             return json.dumps({"patches": [patch]})
@@ -569,11 +572,13 @@ def parallel_card(folder: Path) -> Path:
     return path
 
 
-def parallel_vs_serial(card: Path, turns: int, latency: float) -> dict[str, float]:
+def parallel_vs_serial(
+    card: Path, turns: int, latency: float, mvu_every_turn: bool = False
+) -> dict[str, float]:
     medians = {}
     for mode in ("serial", "parallel"):
         with ScriptedServer(latency=latency) as server:
-            install(server, Session("en"))
+            install(server, Session("en", mvu_every_turn=mvu_every_turn))
             settings = scripted_settings(server, mode=mode)
             backends = BackendSet.from_settings(settings)
             times = play(new_story(card, settings), backends, turns, INPUTS)
@@ -686,8 +691,14 @@ def part_d(args: argparse.Namespace) -> None:
         f"{args.parallel_turns} turns (medians)"
     )
     show(
-        "  lantern-keeper.png (mvu_extract overlaps the analysis)",
+        "  lantern-keeper.png (mvu_extract overlaps the analysis; keeper_log is sent beside "
+        "them and kept: the state it reads did not change)",
         parallel_vs_serial(LANTERN, args.parallel_turns, args.latency),
+    )
+    show(
+        "  lantern-keeper.png, mvu_extract lowering lamp_oil every turn (keeper_log's guess "
+        "is dropped and asked again every turn)",
+        parallel_vs_serial(LANTERN, args.parallel_turns, args.latency, mvu_every_turn=True),
     )
     with tempfile.TemporaryDirectory() as folder:
         show(
