@@ -21,10 +21,18 @@ e. Overhead at length (issue 17): the story fast-forwarded to turn 10 and to tur
    entry each), then ``--long-samples`` whole turns played at each point; the median overhead
    per turn (CPU time of the turn's thread outside ``Backend.complete``) at the long point
    over the short one.
+f. Issue 17: llama.cpp's per-slot prefix cache replayed without a model (``prefix_cache.py``):
+   the share of prompt tokens (the bundled model's own tokenizer, else characters) its slots
+   would serve over ``--turns`` turns of the serial session, all agents, ours against the
+   sliding window, in one run.
+v. The rule of part f checked against the real server: ``--local-turns`` turns on the
+   embedded model, each call recorded to ``--record`` as it comes, then the rule replayed on
+   the very prompts the server got, call by call (``--compare-only`` reads an earlier file).
 
     python benchmarks/pipeline.py [--turns 40] [--overhead-turns 20] [--local-turns 40]
                                   [--parallel-turns 6] [--skip-local] [--parts abcde]
                                   [--long-turn 2000] [--long-samples 10]
+                                  [--chars] [--record FILE] [--compare-only]
 """
 
 from __future__ import annotations
@@ -93,7 +101,8 @@ class Session:
         if agent == "analysis":
             return json.dumps(self.analysis(n), ensure_ascii=False)
         if agent == "mvu_extract" and self.mvu_every_turn:
-            return "<UpdateVariable>\n_.add('keeper.lamp_oil', -1);//a night's oil\n</UpdateVariable>"
+            command = "_.add('keeper.lamp_oil', -1);//a night's oil"
+            return f"<UpdateVariable>\n{command}\n</UpdateVariable>"
         if agent == "mvu_extract":
             patch = {"op": "delta", "path": "/keeper/lamp_oil", "value": -1}
             return json.dumps({"patches": [patch]})
