@@ -67,7 +67,8 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     independent, dependent = split_independent(tools)
     context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
     llm = [tool for tool in independent if tool.type == "llm"]
-    ahead = [tool for tool in dependent if tool.type == "llm"]
+    # built here, before any worker runs: mvu_extract changes the variables they render
+    ahead = {t.name: _guess_messages(state, t, context) for t in dependent if t.type == "llm"}
     workers = 1 + len(llm) + int(mvu) + len(ahead)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="post")
     try:
@@ -76,7 +77,10 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
         jobs = {
             tool.name: pool.submit(_results, state, [tool], context, code_state) for tool in llm
         }
-        guesses = {tool.name: pool.submit(_guess, state, tool, context) for tool in ahead}
+        guesses = {
+            name: pool.submit(state.calls.guess, f"tool:{name}", messages)
+            for name, messages in ahead.items()
+        }
         with state.stage("post"):
             code = _results(state, [t for t in independent if t.type != "llm"], context, code_state)
             done = iter(code)
@@ -93,13 +97,12 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     run_post_tools(state, dependent, guesses)
 
 
-def _guess(state: TurnState, tool: ToolDef, context: Mapping[str, str]) -> Guess | None:
-    """Send ``tool``'s call now, on the context from before the analysis (the prompt the
-    runner would build from it: same history, same blocks)."""
+def _guess_messages(state: TurnState, tool: ToolDef, context: Mapping[str, str]) -> list[Message]:
+    """``tool``'s messages on the context from before the analysis (the prompt the runner
+    builds from a context: same history, same blocks)."""
     past = _reachable_outputs(state, [tool])
     history = tool_history(past, tool.output_tag, tool.tag_lookback, state.number, state.lang)
-    messages = tool_messages(tool, context, history, state.lang)
-    return state.calls.guess(f"tool:{tool.name}", messages)
+    return tool_messages(tool, context, history, state.lang)
 
 
 def _guessing_call(state: TurnState, guesses: dict[str, Future[Guess | None]]) -> LlmCall:
@@ -223,10 +226,11 @@ def run_post_tools(
             call = _guessing_call(state, guesses) if guesses else None
             _record(state, _results(state, tools, context, state.code_state(), call))
     finally:
-        for name in list(guesses):  # a tool that never got to its call: its guess was spent
-            spent = _pop(guesses, name)
-            if spent is not None:
-                state.calls.drop(spent)
+        for future in guesses.values():  # a tool that never got to its call: guess spent
+            if not future.cancelled() and future.exception() is None:
+                spent = future.result()
+                if spent is not None:
+                    state.calls.drop(spent)
 
 
 def _results(
