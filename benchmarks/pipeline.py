@@ -468,11 +468,14 @@ def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
 # --- f. the slot-cache measure, no model needed; v. checked against the real server ------
 
 
-def scripted_requests(name: str, turns: int) -> list[tuple[str, list[dict[str, Any]]]]:
+def scripted_requests(
+    name: str, turns: int, mvu_every_turn: bool = False
+) -> list[tuple[str, list[dict[str, Any]]]]:
     """(agent, messages) of every call of a serial ``turns``-turn lantern-keeper session on
-    the scripted server, under window policy ``name`` (the same session as part c)."""
+    the scripted server, under window policy ``name`` (the same session as part c; with
+    ``mvu_every_turn``, mvu_extract lowers a variable every turn, so the state changes)."""
     with ScriptedServer() as server:
-        install(server, Session("en"))
+        install(server, Session("en", mvu_every_turn=mvu_every_turn))
         with policy(name, scripted_settings(server, mode="serial")) as settings:
             backends = BackendSet.from_settings(settings)
             play(new_story(LANTERN, settings), backends, turns, INPUTS)
@@ -492,15 +495,20 @@ def part_f(args: argparse.Namespace) -> None:
         "cached / prompt after the first turn"
     )
     results = {}
-    for name in ("ours", "sliding"):
-        requests = scripted_requests(name, args.turns)
+    for name, policy_name, changing in (
+        ("ours", "ours", False),
+        ("sliding", "sliding", False),
+        ("ours, state moves", "ours", True),
+        ("sliding, moves", "sliding", True),
+    ):
+        requests = scripted_requests(policy_name, args.turns, changing)
         per_turn = len(requests) // args.turns
         results[name] = prefix_cache.shares(prefix_cache.replay(requests, tokens), per_turn)
-    agents = list(results["ours"])
-    print(f"  {'agent':<18}{'ours':>10}{'sliding':>10}")
-    for agent in agents:
-        print(f"  {agent:<18}{results['ours'][agent]:>10.3f}"
-              f"{results['sliding'].get(agent, 0.0):>10.3f}")
+    print("  (state moves: mvu_extract lowers lamp_oil every turn; otherwise the scripted "
+          "session's variables never change)")
+    print(f"  {'agent':<18}" + "".join(f"{name:>19}" for name in results))
+    for agent in results["ours"]:
+        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>19.3f}" for r in results.values()))
     del server
 
 
