@@ -21,10 +21,18 @@ e. Overhead at length (issue 17): the story fast-forwarded to turn 10 and to tur
    entry each), then ``--long-samples`` whole turns played at each point; the median overhead
    per turn (CPU time of the turn's thread outside ``Backend.complete``) at the long point
    over the short one.
+f. Issue 17: llama.cpp's per-slot prefix cache replayed without a model (``prefix_cache.py``):
+   the share of prompt tokens (the bundled model's own tokenizer, else characters) its slots
+   would serve over ``--turns`` turns of the serial session, all agents, ours against the
+   sliding window, in one run.
+v. The rule of part f checked against the real server: ``--local-turns`` turns on the
+   embedded model, each call recorded to ``--record`` as it comes, then the rule replayed on
+   the very prompts the server got, call by call (``--compare-only`` reads an earlier file).
 
     python benchmarks/pipeline.py [--turns 40] [--overhead-turns 20] [--local-turns 40]
                                   [--parallel-turns 6] [--skip-local] [--parts abcde]
                                   [--long-turn 2000] [--long-samples 10]
+                                  [--chars] [--record FILE] [--compare-only]
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tests.servers import ScriptedServer  # noqa: E402
 
@@ -81,6 +90,7 @@ class Session:
 
     lang: str = "en"
     calls: dict[str, int] = field(default_factory=dict)
+    mvu_every_turn: bool = False  # mvu_extract changes a variable each turn (part d)
 
     def answer(self, agent: str) -> str:
         n = self.calls[agent] = self.calls.get(agent, 0) + 1
@@ -92,6 +102,9 @@ class Session:
             return json.dumps(self.analysis(n), ensure_ascii=False)
         if agent == "compaction":  # a fold (issue 17): one line standing for the turns folded
             return json.dumps({"summary": f"Fold {n}: weeks of fog, lessons and logbook hours."})
+        if agent == "mvu_extract" and self.mvu_every_turn:
+            command = "_.add('keeper.lamp_oil', -1);//a night's oil"
+            return f"<UpdateVariable>\n{command}\n</UpdateVariable>"
         if agent == "mvu_extract":
             patch = {"op": "delta", "path": "/keeper/lamp_oil", "value": -1}
             return json.dumps({"patches": [patch]})
@@ -330,7 +343,7 @@ def policy(name: str, settings: Settings) -> Iterator[Settings]:
         )
     original = parts.story_summary
     if name == "design":
-        parts.story_summary = lambda inputs, turns: original(inputs, None)  # type: ignore[assignment]
+        parts.story_summary = lambda inputs, turns, settings=None: original(inputs, None)  # type: ignore[assignment]
     try:
         yield settings
     finally:
@@ -388,12 +401,14 @@ class CacheProbe:
     def __init__(self, local: Backend, session: Session) -> None:
         self.local, self.session, self.name = local, session, "probe"
         self.usage: list[tuple[str, int, int]] = []
+        self.sent: list[tuple[str, list[dict[str, Any]]]] = []  # what the model was asked
 
     def complete(self, request: ChatRequest, on_text: Any = None) -> ChatReply:
         probe = replace(request, max_tokens=4, json_schema=None, stream=False)
         real = self.local.complete(probe)
         text = self.session.answer(request.agent)
         self.usage.append((request.agent, real.usage.prompt_tokens, real.usage.cached_tokens))
+        self.sent.append((request.agent, [m.to_dict() for m in request.messages]))
         if on_text is not None:
             on_text(text)
         return ChatReply(text=text, finish_reason="stop", usage=real.usage, model=real.model)
@@ -410,8 +425,10 @@ def local_settings() -> Settings:
     return settings
 
 
-def local_cache(name: str, turns: int) -> dict[str, float]:
-    """cached / prompt tokens per agent for one window policy, from cold caches."""
+def local_cache(name: str, turns: int, record: Path | None = None) -> dict[str, float]:
+    """cached / prompt tokens per agent for one window policy, from cold caches. With
+    ``record``, each call (agent, messages, prompt and cached tokens) is appended to that
+    JSON-lines file as it comes, so a run stopped early still leaves its calls."""
     from narrative_cli.backends.local import shutdown_all
 
     shutdown_all()
@@ -421,7 +438,16 @@ def local_cache(name: str, turns: int) -> dict[str, float]:
         backends = BackendSet.single(probe)
         story = new_story(LANTERN, settings)
         for index in range(turns):
+            done = len(probe.usage)
             story.advance(run_turn(story, INPUTS[index % len(INPUTS)], backends))
+            if record is not None:
+                with record.open("a", encoding="utf-8") as out:
+                    for (agent, prompt, cached), (_, messages) in zip(
+                        probe.usage[done:], probe.sent[done:], strict=True
+                    ):
+                        line = {"turn": index + 1, "agent": agent, "prompt": prompt,
+                                "cached": cached, "messages": messages}
+                        out.write(json.dumps(line, ensure_ascii=False) + "\n")
             print(f"    {name}: turn {index + 1}/{turns}", file=sys.stderr, flush=True)
         backends.close()
     calls_per_turn = len(probe.usage) // turns
@@ -439,6 +465,88 @@ def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
     all_prompt = sum(p for p, _ in totals.values())
     shares["all agents"] = sum(c for _, c in totals.values()) / all_prompt if all_prompt else 0
     return shares
+
+
+# --- f. the slot-cache measure, no model needed; v. checked against the real server ------
+
+
+def scripted_requests(
+    name: str, turns: int, mvu_every_turn: bool = False
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(agent, messages) of every call of a serial ``turns``-turn lantern-keeper session on
+    the scripted server, under window policy ``name`` (the same session as part c; with
+    ``mvu_every_turn``, mvu_extract lowers a variable every turn, so the state changes)."""
+    with ScriptedServer() as server:
+        install(server, Session("en", mvu_every_turn=mvu_every_turn))
+        with policy(name, scripted_settings(server, mode="serial")) as settings:
+            backends = BackendSet.from_settings(settings)
+            play(new_story(LANTERN, settings), backends, turns, INPUTS)
+            backends.close()
+        return [(r.agent, r.messages) for r in server.requests]
+
+
+def part_f(args: argparse.Namespace) -> None:
+    import prefix_cache
+
+    tokens, server = (
+        (prefix_cache.CharTokens(), None) if args.chars else prefix_cache.local_tokens()
+    )
+    print(
+        f"\nf. per-slot prefix cache (llama.cpp's rule, {prefix_cache.SLOTS} slots), "
+        f"{args.turns} turns, serial, all agents; counted in {tokens.name}; "
+        "cached / prompt after the first turn"
+    )
+    results = {}
+    for name, policy_name, changing in (
+        ("ours", "ours", False),
+        ("sliding", "sliding", False),
+        ("ours, state moves", "ours", True),
+        ("sliding, moves", "sliding", True),
+    ):
+        requests = scripted_requests(policy_name, args.turns, changing)
+        per_turn = len(requests) // args.turns
+        results[name] = prefix_cache.shares(prefix_cache.replay(requests, tokens), per_turn)
+    print("  (state moves: mvu_extract lowers lamp_oil every turn; otherwise the scripted "
+          "session's variables never change)")
+    print(f"  {'agent':<18}" + "".join(f"{name:>19}" for name in results))
+    for agent in results["ours"]:
+        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>19.3f}" for r in results.values()))
+    del server
+
+
+def part_v(args: argparse.Namespace) -> None:
+    """The real server on ``--local-turns`` turns (ours), each call recorded, then the slot
+    rule replayed on the very prompts the server got, call by call."""
+    import prefix_cache
+
+    record = Path(args.record)
+    if not args.compare_only:
+        record.unlink(missing_ok=True)
+        print(f"\nv. real llama.cpp, {args.local_turns} turns (ours), calls recorded in {record}")
+        local_cache("ours", args.local_turns, record)
+    compare_recorded(record, prefix_cache)
+
+
+def compare_recorded(record: Path, prefix_cache: Any) -> None:
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    tokens, server = prefix_cache.local_tokens()
+    predicted = prefix_cache.replay([(x["agent"], x["messages"]) for x in lines], tokens)
+    real = [prefix_cache.Call(x["agent"], x["prompt"], x["cached"]) for x in lines]
+    first = sum(1 for x in lines if x["turn"] == 1)
+    turns = max((x["turn"] for x in lines), default=0)
+    same_len = sum(p.prompt == r.prompt for p, r in zip(predicted, real, strict=True))
+    same = sum(p.cached == r.cached for p, r in zip(predicted, real, strict=True))
+    print(f"\n  {len(lines)} calls over {turns} turns; prompt length equal in {same_len}, "
+          f"cached tokens equal in {same} (counted in {tokens.name})")
+    want, got = prefix_cache.shares(predicted, first), prefix_cache.shares(real, first)
+    print(f"  {'agent':<18}{'slot rule':>10}{'real':>10}")
+    for agent in got:
+        print(f"  {agent:<18}{want.get(agent, 0.0):>10.3f}{got[agent]:>10.3f}")
+    for p, r, x in zip(predicted, real, lines, strict=True):
+        if p.cached != r.cached or p.prompt != r.prompt:
+            print(f"    turn {x['turn']} {x['agent']}: rule {p.cached}/{p.prompt}, "
+                  f"real {r.cached}/{r.prompt}")
+    del server
 
 
 # --- d. parallel against serial -------------------------------------------------------------
@@ -483,11 +591,13 @@ def parallel_card(folder: Path) -> Path:
     return path
 
 
-def parallel_vs_serial(card: Path, turns: int, latency: float) -> dict[str, float]:
+def parallel_vs_serial(
+    card: Path, turns: int, latency: float, mvu_every_turn: bool = False
+) -> dict[str, float]:
     medians = {}
     for mode in ("serial", "parallel"):
         with ScriptedServer(latency=latency) as server:
-            install(server, Session("en"))
+            install(server, Session("en", mvu_every_turn=mvu_every_turn))
             settings = scripted_settings(server, mode=mode)
             backends = BackendSet.from_settings(settings)
             times = play(new_story(card, settings), backends, turns, INPUTS)
@@ -528,7 +638,13 @@ def main() -> None:
     parser.add_argument("--skip-local", action="store_true", help="same as --parts abd")
     parser.add_argument("--long-turn", type=int, default=2000)
     parser.add_argument("--long-samples", type=int, default=10)
-    parser.add_argument("--parts", default="abcde", help="which parts to run (default abcde)")
+    parser.add_argument("--parts", default="abcde",
+                        help="which parts to run (default abcde; also f, v)")
+    parser.add_argument("--chars", action="store_true", help="part f in characters")
+    parser.add_argument("--record", default="local-cache-calls.jsonl",
+                        help="part v: where the real run's calls go")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="part v: compare an existing --record file, run nothing")
     args = parser.parse_args()
     wanted = set(args.parts) - ({"c"} if args.skip_local else set())
     if "a" in wanted:
@@ -541,6 +657,10 @@ def main() -> None:
         part_d(args)
     if "e" in wanted:
         part_e(args)
+    if "f" in wanted:
+        part_f(args)
+    if "v" in wanted:
+        part_v(args)
 
 
 def part_a(args: argparse.Namespace) -> None:
@@ -590,8 +710,14 @@ def part_d(args: argparse.Namespace) -> None:
         f"{args.parallel_turns} turns (medians)"
     )
     show(
-        "  lantern-keeper.png (mvu_extract overlaps the analysis)",
+        "  lantern-keeper.png (mvu_extract overlaps the analysis; keeper_log is sent beside "
+        "them and kept: the state it reads did not change)",
         parallel_vs_serial(LANTERN, args.parallel_turns, args.latency),
+    )
+    show(
+        "  lantern-keeper.png, mvu_extract lowering lamp_oil every turn (keeper_log's guess "
+        "is dropped and asked again every turn)",
+        parallel_vs_serial(LANTERN, args.parallel_turns, args.latency, mvu_every_turn=True),
     )
     with tempfile.TemporaryDirectory() as folder:
         show(

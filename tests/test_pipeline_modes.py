@@ -187,16 +187,64 @@ def test_parallel_mode_overlaps_the_analysis_with_independent_tools(
         "analysis": meet(analysis),
         "tool:weather": meet("<weather>fog</weather>"),
         "tool:gossip": meet("<gossip>none</gossip>"),
+        "tool:panel": _where,
     }
     script = Script(answers).install(scripted_server)
     result = _play(scripted_server, card, parallel=True)
     assert result.mode == "parallel"
     assert met == [True, True, True]
     assert script.seen[:2] == ["planning", "writing"] and script.seen[-1] == "tool:panel"
-    panel = message(requests_of(scripted_server, "tool:panel")[0], "user")
-    assert "Location: ferry deck" in (block(panel, "state_summary") or "")
+    # the panel was guessed on the state before the analysis; the move changed what it reads,
+    # so the guess was dropped and the panel asked again on the fresh state
+    guessed, fresh = (message(r, "user") for r in requests_of(scripted_server, "tool:panel"))
+    assert "Location: Start" in (block(guessed, "state_summary") or "")
+    assert "Location: ferry deck" in (block(fresh, "state_summary") or "")
     assert list(result.post_outputs) == ["weather", "gossip", "panel"]
+    assert result.post_outputs["panel"] == "<panel>Location: ferry deck</panel>"
+    assert result.usage.agents["tool:panel"].calls == 2  # the dropped guess cost tokens too
     assert result.summary_entries == ["[Turn 1] Left the pier."]
+
+
+def _where(request: RecordedRequest) -> str:
+    """A panel that reports the location it was shown."""
+    state = block(message(request, "user"), "state_summary") or ""
+    return "<panel>" + next(line for line in state.splitlines() if "Location" in line) + "</panel>"
+
+
+def test_parallel_mode_keeps_a_guessed_tool_call_when_the_state_did_not_change(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """A tool reading the state is sent beside the analysis; when the analysis changes nothing
+    it reads, that call is the tool's call: one request, the same prompt and output as the
+    serial order gives."""
+    entries = [tool_entry(1, DICE_TOOL), tool_entry(2, llm_tool("panel", "post_pipeline",
+                                                                ["state_summary"]))]
+    card = write_card(tmp_path, entries)
+    panel_sent = threading.Event()
+    overlapped: list[bool] = []
+
+    def analysis(request: RecordedRequest) -> Any:
+        overlapped.append(panel_sent.wait(5))  # the panel's request came while this one ran
+        return {"events": [], "summary_entries": ["Waited on the pier."]}
+
+    def panel(request: RecordedRequest) -> str:
+        panel_sent.set()
+        return _where(request)
+
+    Script({"analysis": analysis, "tool:panel": panel}).install(scripted_server)
+    result = _play(scripted_server, card, parallel=True)
+    assert overlapped == [True]
+    assert len(requests_of(scripted_server, "tool:panel")) == 1
+    assert result.usage.agents["tool:panel"].calls == 1
+    parallel_prompt = requests_of(scripted_server, "tool:panel")[0].messages
+
+    scripted_server.requests.clear()
+    panel_sent.set()
+    Script({"analysis": analysis, "tool:panel": panel}).install(scripted_server)
+    serial = _play(scripted_server, card)
+    assert serial.mode == "serial"
+    assert requests_of(scripted_server, "tool:panel")[0].messages == parallel_prompt
+    assert serial.post_outputs == result.post_outputs == {"panel": "<panel>Location: Start</panel>"}
 
 
 def test_usage_adds_up_per_turn_and_per_session_with_a_cost_estimate(

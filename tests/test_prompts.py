@@ -221,8 +221,8 @@ def test_golden_analysis_prompts(agent: str, lang: str, update_golden: bool) -> 
 def test_blocks_come_in_the_design_order() -> None:
     inputs = make_inputs("en", "split")
     assert build_planning(inputs).block_names() == [
-        "preset_system", "worldinfo1", "planning_system", "tool_list",
-        "character", "worldinfo2", "story_summary", "user_persona", "recent_turns",
+        "preset_system", "worldinfo1", "planning_system", "tool_list", "planning_format",
+        "character", "worldinfo2", "user_persona", "story_summary", "recent_turns",
         "worldinfo3", "state_summary", "user_input", "closing",
     ]  # fmt: skip
     inputs = make_inputs("en", "none")  # without a preset the writers follow the design
@@ -438,7 +438,9 @@ def test_tool_rule_appears_only_with_tool_results() -> None:
 def test_mvu_extract_carries_the_update_rules() -> None:
     prompt = build_mvu_extract(make_inputs("en"), "Tom cuts his hand.")
     assert "When Tom is hurt, lower /hero/health." in prompt.messages[0].content
-    assert prompt.messages[1].content.startswith("<narrative_text>\nTom cuts his hand.")
+    # the variable tree (kept while nothing changes) before this turn's text (new every turn)
+    assert prompt.messages[1].content.startswith("<state_summary>\n")
+    assert "</state_summary>\n\n<narrative_text>\nTom cuts his hand." in prompt.messages[1].content
 
 
 def test_unknown_preset_mode_is_a_clear_config_error() -> None:

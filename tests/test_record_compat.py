@@ -115,16 +115,14 @@ def test_an_old_session_resumes_swipes_and_plays_on(label: str, tmp_path: Path) 
     store.close()
 
 
-def _comparable(value: object) -> object:
-    """JSON without what differs between runs: timestamps, latencies, the card's folder."""
+def _comparable(value: object, *, counts: bool = True) -> object:
+    """JSON without what differs between runs: timestamps, latencies, the card's folder (and,
+    ``counts`` False, the prompt-derived token counts)."""
+    dropped = ("created_at", "latency_ms", "card_path", "id") + (() if counts else PROMPT_COUNTS)
     if isinstance(value, dict):
-        return {
-            k: _comparable(v)
-            for k, v in value.items()
-            if k not in ("created_at", "latency_ms", "card_path", "id")
-        }
+        return {k: _comparable(v, counts=counts) for k, v in value.items() if k not in dropped}
     if isinstance(value, list):
-        return [_comparable(v) for v in value]
+        return [_comparable(v, counts=counts) for v in value]
     return value
 
 
@@ -141,5 +139,27 @@ def test_todays_code_writes_the_records_and_snapshots_the_code_before_12_wrote(
         store.close()
     expected = json.loads((DATA / f"{BEFORE_12}-export.json").read_text(encoding="utf-8"))
     assert len(dump["turns"]) == 3
-    assert _comparable(dump["turns"]) == _comparable(expected["turns"])
+    # Issue #17 moved the planner's JSON format into its system message on purpose: the
+    # token counts estimated from prompts may move by a token or two; every other byte stays.
+    got, want = _prompt_counts(dump["turns"]), _prompt_counts(expected["turns"])
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 2 for k in got)
+    assert _comparable(dump["turns"], counts=False) == _comparable(expected["turns"], counts=False)
     assert _comparable(dump["session"]) == _comparable(expected["session"])
+
+
+PROMPT_COUNTS = ("prompt_tokens", "tokens")  # a call's prompt tokens, a budget cut's tokens
+
+
+def _prompt_counts(value: object, path: str = "") -> dict[str, int]:
+    """Every prompt-derived token count in ``value``, by where it is."""
+    found: dict[str, int] = {}
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
+        value, list
+    ) else ()
+    for key, item in items:
+        where = f"{path}/{key}"
+        if key in PROMPT_COUNTS and isinstance(item, int):
+            found[where] = item
+        else:
+            found.update(_prompt_counts(item, where))
+    return found

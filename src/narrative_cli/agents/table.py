@@ -109,7 +109,7 @@ AGENTS: tuple[AgentSpec, ...] = (
         stage="planning",
         templates=(
             "planning_system", "planning_closing", "planning_dice_rule", "planning_recall_rule",
-            "planning_group",
+            "planning_group", "planning_format",
         ),
         system=(
             "preset_system",
@@ -117,13 +117,14 @@ AGENTS: tuple[AgentSpec, ...] = (
             "system_rules",
             "tool_list",
             "planning_dice_rule",
+            "planning_format",  # the reply's JSON shape: fixed text, in the cached head (#17)
             "planning_recall_rule",
         ),
         user=(
             "character",
             "worldinfo2",
+            "user_persona",  # fixed for the story: before the summary, which changes at cuts
             "story_summary",
-            "user_persona",
             "recent_turns",
             "worldinfo3",
             "state_summary",
@@ -241,7 +242,7 @@ AGENTS: tuple[AgentSpec, ...] = (
         stage="post",
         templates=("analysis_prefix", "mvu_extract_system", "mvu_rules", "mvu_extract_closing"),
         system=("mvu_extract_system",),
-        user=("narrative_text", "state_summary", "closing"),
+        user=("state_summary", "narrative_text", "closing"),  # stable first (#17)
         max_tokens=1024,
         small_max_tokens=192,
         slot_family="mvu_extract",

@@ -151,6 +151,9 @@ BLOCKS: dict[str, Callable[[Source], Block]] = {
     "post_history_instructions": lambda s: parts.post_history_instructions(s.inputs),
     "closing": lambda s: plain("closing", template(s.lang, f"{s.spec.name}_closing")),
     "planning_recall_rule": _recall_rule,
+    "planning_format": lambda s: plain(
+        "planning_format", template(s.lang, "planning_format"), stable=True
+    ),
     "fold_source": lambda s: parts.fold_source(s.inputs),
     "fold_request": lambda s: parts.fold_request(s.inputs),
 }

@@ -10,6 +10,13 @@ Ctrl-C becomes ``TurnCancelled``.
 against its schema; on failure send one corrective retry that quotes the errors; if that fails
 too, return what could be recovered (maybe nothing) together with the errors, so the caller
 can warn visibly and go on.
+
+``CallRunner.guess`` sends a call ahead of time (parallel mode's speculative post tools,
+``pipeline.post``) without recording it; ``take`` later records it as the turn's call only
+when the messages the turn ends up needing are the very ones it was sent with, so what is
+kept is exactly the call the non-speculative order would have made. A discarded guess still
+costs its tokens: they go into the turn's account (never the trace, which holds the calls
+the turn is made of, so recorded replay, which sends no guesses, reads the same calls).
 """
 
 from __future__ import annotations
@@ -57,6 +64,17 @@ class JsonOutcome:
     @property
     def ok(self) -> bool:
         return self.value is not None and not self.errors
+
+
+@dataclass
+class Guess:
+    """A call sent before the turn knew its final prompt (``CallRunner.guess``)."""
+
+    agent: str
+    request: ChatRequest
+    reply: ChatReply | None  # None: the backend failed (the real call is made instead)
+    started: float
+    latency_ms: float
 
 
 def _writes_story(agent: str) -> bool:
@@ -109,17 +127,8 @@ class CallRunner:
         if stream is None:
             spec = find_agent(agent)
             stream = spec is not None and spec.streams
-        backend, agent_settings = self.backends.get(agent)
-        request = ChatRequest(
-            messages=list(messages),
-            agent=agent,
-            json_schema=response_format(schema) if schema else None,
-            stream=stream,
-            cache_breakpoints=list(cache_breakpoints),
-            on_retry=self._retry_notice(agent),
-        )
-        request = with_preset_samplers(request, self.samplers, self.backends.configured(agent))
-        request = with_agent_defaults(request, agent_settings)
+        backend, _ = self.backends.get(agent)
+        request = self._request(agent, messages, stream, schema, cache_breakpoints)
         on_text = self._streamer(agent) if stream else None
         started = time.perf_counter()
         try:
@@ -132,6 +141,59 @@ class CallRunner:
             raise
         self._record(agent, request, attempt, reply, started, None)
         return reply
+
+    def _request(
+        self,
+        agent: str,
+        messages: Sequence[Message],
+        stream: bool,
+        schema: str | None,
+        cache_breakpoints: Sequence[int],
+    ) -> ChatRequest:
+        _, agent_settings = self.backends.get(agent)
+        request = ChatRequest(
+            messages=list(messages),
+            agent=agent,
+            json_schema=response_format(schema) if schema else None,
+            stream=stream,
+            cache_breakpoints=list(cache_breakpoints),
+            on_retry=self._retry_notice(agent),
+        )
+        request = with_preset_samplers(request, self.samplers, self.backends.configured(agent))
+        return with_agent_defaults(request, agent_settings)
+
+    def guess(self, agent: str, messages: Sequence[Message]) -> Guess | None:
+        """Send a plain (unstreamed, schema-less) call now and record nothing yet; None when
+        the agent's backend answers from a recording (``speculates = False``: recorded
+        replay has no latency to hide and must see only the turn's own calls)."""
+        backend, _ = self.backends.get(agent)
+        if not getattr(backend, "speculates", True):
+            return None
+        request = self._request(agent, messages, False, None, ())
+        started = time.perf_counter()
+        try:
+            reply: ChatReply | None = backend.complete(request, None)
+        except BackendError:
+            reply = None
+        measured = (time.perf_counter() - started) * 1000
+        latency = reply.latency_ms if reply is not None and reply.latency_ms > 0 else measured
+        return Guess(agent, request, reply, started, latency)
+
+    def take(self, guess: Guess, messages: Sequence[Message]) -> ChatReply | None:
+        """The guess's reply, recorded as this turn's call, when it was sent with exactly
+        ``messages``; otherwise None (its tokens are still counted: they were spent)."""
+        if guess.reply is not None and list(messages) == guess.request.messages:
+            self._record(guess.agent, guess.request, 1, guess.reply, guess.started, None,
+                         latency=guess.latency_ms)
+            return guess.reply
+        self.drop(guess)
+        return None
+
+    def drop(self, guess: Guess) -> None:
+        """A guess not used: its usage goes into the turn's account, nothing else."""
+        if guess.reply is not None:
+            with self._lock:
+                self.account.record(guess.agent, guess.reply.usage, guess.latency_ms)
 
     def complete_json(
         self,
@@ -200,9 +262,12 @@ class CallRunner:
         reply: ChatReply | None,
         started: float,
         error: str | None,
+        *,
+        latency: float | None = None,
     ) -> None:
-        measured = (time.perf_counter() - started) * 1000
-        latency = reply.latency_ms if reply is not None and reply.latency_ms > 0 else measured
+        if latency is None:
+            measured = (time.perf_counter() - started) * 1000
+            latency = reply.latency_ms if reply is not None and reply.latency_ms > 0 else measured
         usage = reply.usage if reply is not None else None
         with self._lock:
             self.account.record(agent, usage, latency, failed=error is not None)

@@ -9,6 +9,13 @@ they draw from the session RNG. Then the events are applied and the *dependent* 
 declaring ``story_summary``, ``state_summary`` or ``known_context``) run on the fresh state.
 Outputs keep that order: independent first (in entry order), then dependent.
 
+Speculation (issue #17): each dependent llm tool is also sent at once, beside the analysis, on
+the context from before it (``CallRunner.guess``). When the analysis and mvu_extract are done
+and the tool's real prompt is built, that guess is kept if it was sent with exactly this
+prompt (nothing the tool reads changed), else it is dropped and the tool called again: the
+result is always the call the serial order makes, and only a kept guess saves time. A dropped
+guess costs its tokens (counted in the turn's usage); recorded replay sends none.
+
 An analysis failure is never silent: a backend error or a reply that stays unparseable after
 the corrective retry becomes a visible warning, the turn goes on (its story text was already
 shown) and is stored marked ``analysis_pending``, so ``/retry`` can run the analysis alone.
@@ -25,8 +32,9 @@ from typing import Any
 from narrative_cli.agents.replies import Analysis
 from narrative_cli.agents.validation import Dropped
 from narrative_cli.context.router import build_analysis
+from narrative_cli.domain import Message
 from narrative_cli.errors import BackendError
-from narrative_cli.pipeline.calls import JsonOutcome
+from narrative_cli.pipeline.calls import Guess, JsonOutcome
 from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import run_mvu_extract
 from narrative_cli.pipeline.stages import llm_tool_call, report_tools, warn_cuts
@@ -34,7 +42,8 @@ from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.safetext import finite_copy
 from narrative_cli.state.engine import EventRecord, apply_events
 from narrative_cli.tools.definitions import ToolDef
-from narrative_cli.tools.runner import ToolResult, run_post_pipeline, split_independent
+from narrative_cli.tools.llm_tools import tool_history, tool_messages
+from narrative_cli.tools.runner import LlmCall, ToolResult, run_post_pipeline, split_independent
 
 AnalysisOutcome = JsonOutcome | BackendError
 
@@ -58,12 +67,19 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     independent, dependent = split_independent(tools)
     context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
     llm = [tool for tool in independent if tool.type == "llm"]
-    pool = ThreadPoolExecutor(max_workers=1 + len(llm) + int(mvu), thread_name_prefix="post")
+    # built here, before any worker runs: mvu_extract changes the variables they render
+    ahead = {t.name: _guess_messages(state, t, context) for t in dependent if t.type == "llm"}
+    workers = 1 + len(llm) + int(mvu) + len(ahead)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="post")
     try:
         analysis: Future[AnalysisOutcome] = pool.submit(run_analysis, state)
         variables = pool.submit(run_mvu_extract, state) if mvu else None
         jobs = {
             tool.name: pool.submit(_results, state, [tool], context, code_state) for tool in llm
+        }
+        guesses = {
+            name: pool.submit(state.calls.guess, f"tool:{name}", messages)
+            for name, messages in ahead.items()
         }
         with state.stage("post"):
             code = _results(state, [t for t in independent if t.type != "llm"], context, code_state)
@@ -78,7 +94,38 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     apply_analysis(state, outcome)
-    run_post_tools(state, dependent)
+    run_post_tools(state, dependent, guesses)
+
+
+def _guess_messages(state: TurnState, tool: ToolDef, context: Mapping[str, str]) -> list[Message]:
+    """``tool``'s messages on the context from before the analysis (the prompt the runner
+    builds from a context: same history, same blocks)."""
+    past = _reachable_outputs(state, [tool])
+    history = tool_history(past, tool.output_tag, tool.tag_lookback, state.number, state.lang)
+    return tool_messages(tool, context, history, state.lang)
+
+
+def _guessing_call(state: TurnState, guesses: dict[str, Future[Guess | None]]) -> LlmCall:
+    """The tools runner's ``llm_call``: a tool's guess when it was sent with these very
+    messages, else a real call."""
+    real = llm_tool_call(state)
+
+    def call(tool: ToolDef, messages: list[Message]) -> str:
+        guess = _pop(guesses, tool.name)
+        if guess is not None:
+            reply = state.calls.take(guess, messages)
+            if reply is not None:
+                return reply.text
+        return real(tool, messages)
+
+    return call
+
+
+def _pop(guesses: dict[str, Future[Guess | None]], name: str) -> Guess | None:
+    future = guesses.pop(name, None)
+    if future is None or future.cancelled():
+        return None
+    return future.result()
 
 
 def run_analysis(state: TurnState) -> AnalysisOutcome:
@@ -163,17 +210,35 @@ def _dropped_events(state: TurnState, dropped: list[Dropped]) -> list[EventRecor
     return records
 
 
-def run_post_tools(state: TurnState, tools: list[ToolDef]) -> None:
-    """Run post-pipeline tools in order; outputs become part of the visible message."""
-    if not tools:
-        return
-    with state.stage("post"):
-        context = state.tool_context(narrative=state.prompt_narrative)
-        _record(state, _results(state, tools, context, state.code_state()))
+def run_post_tools(
+    state: TurnState,
+    tools: list[ToolDef],
+    guesses: dict[str, Future[Guess | None]] | None = None,
+) -> None:
+    """Run post-pipeline tools in order; outputs become part of the visible message. With
+    ``guesses`` (parallel mode), a tool's speculative call is used when it still fits."""
+    guesses = dict(guesses or {})
+    try:
+        if not tools:
+            return
+        with state.stage("post"):
+            context = state.tool_context(narrative=state.prompt_narrative)
+            call = _guessing_call(state, guesses) if guesses else None
+            _record(state, _results(state, tools, context, state.code_state(), call))
+    finally:
+        for future in guesses.values():  # a tool that never got to its call: guess spent
+            if not future.cancelled() and future.exception() is None:
+                spent = future.result()
+                if spent is not None:
+                    state.calls.drop(spent)
 
 
 def _results(
-    state: TurnState, tools: list[ToolDef], context: Mapping[str, str], code_state: dict[str, Any]
+    state: TurnState,
+    tools: list[ToolDef],
+    context: Mapping[str, str],
+    code_state: dict[str, Any],
+    llm_call: LlmCall | None = None,
 ) -> list[ToolResult]:
     """One result per tool (code tools as sandboxed code, llm tools as calls)."""
     if not tools:
@@ -184,7 +249,7 @@ def _results(
         context,
         code_state,
         state.rng,
-        llm_tool_call(state),
+        llm_call or llm_tool_call(state),
         state.lang,
         past_outputs=past,
         current_turn=state.number,

@@ -72,6 +72,11 @@ class LimitedBackend:
     def model(self) -> str:
         return str(getattr(self.inner, "model", "") or "")
 
+    @property
+    def speculates(self) -> bool:
+        """Whether calls may be sent ahead of time (not to a recording: pipeline.calls.guess)."""
+        return bool(getattr(self.inner, "speculates", True))
+
     def complete(self, request: ChatRequest, on_text: TextCallback | None = None) -> ChatReply:
         """Wait for the shared limit, then call the wrapped backend."""
         if self.bucket is not None:

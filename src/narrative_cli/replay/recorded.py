@@ -261,6 +261,7 @@ class RecordedBackend:
     """A Backend answering from ``SessionCalls``; tell it the turn with ``begin_turn``."""
 
     name = "recorded"
+    speculates = False  # answers only the calls a turn is made of (pipeline.calls.guess)
 
     def __init__(self, calls: SessionCalls, log: str) -> None:
         self.calls = calls
