@@ -224,6 +224,25 @@ def test_an_edited_lorebook_entry_is_named_with_its_block(tmp_path: Path) -> Non
     assert f"recorded: {OLD_LORE}" in message and f"now:      {NEW_LORE}" in message
 
 
+def test_a_prompt_holding_a_key_replays_from_its_scrubbed_recording(tmp_path: Path) -> None:
+    """The trace keeps ``***`` where the prompt held a key; the replay's prompt, scrubbed the
+    same way, matches it (the comparison first tries the prompt as it is, then scrubbed)."""
+    key = "sk-" + "a1B2" * 10
+    card = story_card(tmp_path)
+    log = st_log(tmp_path, "ferry", inputs=(f"I read the note: {key}", "I ring the bell."))
+    with ScriptedServer() as server:
+        install(server)
+        run = replay([log], live(server, card, trace=str(tmp_path / "t")))
+    assert run.outcomes[0].status == "done"
+    recorded = "\n".join(requests_of(tmp_path / "t"))
+    assert key not in recorded and "I read the note: ***" in recorded
+
+    again = replay([log], PlayOptions(card=str(card)), responses=str(tmp_path / "t"))
+
+    assert again.outcomes[0].status == "done", again.outcomes[0].error
+    assert len(again.outcomes[0].records) == 2
+
+
 def test_prompts_are_fitted_to_the_recorded_context_window_not_the_local_one(
     tmp_path: Path,
 ) -> None:
