@@ -7,7 +7,8 @@
     run.outcomes[0].status       # done | skipped | failed | cancelled
 
 Each log is played by a ``PlaySession`` started from the card with the log's greeting as
-turn 0; every user message is one turn, committed to the session store as it finishes. The
+turn 0; every user message is one turn, committed to the session store as it finishes
+(atomic, without waiting for the disk; the store is flushed when the log ends). The
 model is the configured profile, or with ``responses`` the recorded trace (no model at all;
 a prompt that drifted from the recording fails the log with ``ReplayMismatch``).
 
@@ -197,9 +198,10 @@ def _in_threads(logs: list[ReplayLog], shared: _Shared, jobs: int) -> list[LogOu
 
 def _replay_one(log: ReplayLog, shared: _Shared) -> LogOutcome:
     started = time.perf_counter()
-    store = SessionStore(shared.options.store_path)
+    store = SessionStore(shared.options.store_path, durable_turns=False)
     try:
         outcome = _play_log(log, shared, store)
+        store.flush()
     finally:
         store.close()
     outcome.seconds = time.perf_counter() - started
