@@ -170,6 +170,25 @@ def test_recorded_replay_gives_byte_identical_prompts_and_identical_state(tmp_pa
     assert first.outcomes[0].session_id != original.session_id  # stored as its own session
 
 
+def test_outcome_records_are_read_from_the_store_as_asked(tmp_path: Path) -> None:
+    """A run keeps no turn records in memory (#17): they are read from the store, by index,
+    slice or in order, and stay those of the turns the replay played."""
+    card, log = story_card(tmp_path), st_log(tmp_path, "ferry")
+    with ScriptedServer() as server:
+        install(server)
+        outcome = replay([log], live(server, card)).outcomes[0]
+    records = outcome.records
+    assert not isinstance(records, list) and len(records) == 3
+    assert [r.user_input for r in records] == list(INPUTS)
+    assert records[-1].user_input == INPUTS[2] and records[-1].number == 3
+    assert [r.number for r in records[1:]] == [2, 3] and records[5:] == []
+    with pytest.raises(IndexError):
+        records[3]
+    with SessionStore(paths.database_file()) as store:
+        stored = [TurnRecord.read(v.record) for v in store.turns(outcome.session_id)][1:]
+    assert stable(list(records)) == stable(stored) and records == stored
+
+
 def test_the_greeting_user_name_and_send_dates_come_from_the_log(tmp_path: Path) -> None:
     card, log = story_card(tmp_path), st_log(tmp_path, "ferry", user="Lan")
     with ScriptedServer() as server:

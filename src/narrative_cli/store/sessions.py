@@ -354,6 +354,14 @@ class SessionStore:
             found = conn.execute(q.TURN_VIEWS, (session_id,)).fetchall()
         return [TurnView(n, s, c, rows.decode_record(rec), at) for n, s, c, rec, at in found]
 
+    def records(self, session_id: int, first: int, last: int) -> list[Json]:
+        """The selected records of turns ``first`` to ``last``, oldest first (a stretch of a
+        long session, without reading every turn)."""
+        with self.db.transaction(write=False) as conn:
+            rows.session(conn, session_id)
+            found = conn.execute(q.SELECTED_RECORDS, (session_id, first, last)).fetchall()
+        return [rows.decode_record(record) for (record,) in found]
+
     def iter_turns(self, session_id: int, *, snapshots: bool = False) -> Iterator[TurnData]:
         """Every turn with all its swipes, oldest first; with their snapshots if asked."""
         with self.db.transaction(write=False) as conn:
