@@ -202,3 +202,23 @@ def test_a_streamed_reply_stops_before_the_block_even_when_the_tag_is_split() ->
 def test_non_finite_numbers_in_initvar_are_saved_as_null_as_sillytavern_saves_them() -> None:
     result = initialise([initvar(0, "{生命: Infinity, 列表: [NaN, 1]}")])
     assert result.data.stat_data == {"生命": None, "列表": [None, 1]}
+
+
+def test_an_update_leaves_the_variables_it_was_given_untouched() -> None:
+    """The update works on its own copy (``MvuData.copy``, a JSON copy since #17): nested
+    values, lists and a date that YAML gave stay as they were in the caller's data."""
+    import datetime
+
+    day = datetime.date(2026, 1, 1)
+    data = MvuData(stat_data={"hero": {"hp": [10, "hit points"], "bag": ["rope"], "born": day}})
+    original = json.loads(json.dumps(data.stat_data, default=str))
+    text = "_.set('hero.hp', 10, 4);_.insert('hero.bag', 'lamp');"
+
+    result = update_variables(text, data, lang="en")
+
+    assert result.modified and result.data.stat_data["hero"]["bag"] == ["rope", "lamp"]
+    assert json.loads(json.dumps(data.stat_data, default=str)) == original
+    assert result.data.stat_data["hero"]["born"] == day
+    copied = data.copy()
+    copied.stat_data["hero"]["bag"].append("knife")
+    assert data.stat_data["hero"]["bag"] == ["rope"]

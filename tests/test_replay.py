@@ -170,6 +170,25 @@ def test_recorded_replay_gives_byte_identical_prompts_and_identical_state(tmp_pa
     assert first.outcomes[0].session_id != original.session_id  # stored as its own session
 
 
+def test_outcome_records_are_read_from_the_store_as_asked(tmp_path: Path) -> None:
+    """A run keeps no turn records in memory (#17): they are read from the store, by index,
+    slice or in order, and stay those of the turns the replay played."""
+    card, log = story_card(tmp_path), st_log(tmp_path, "ferry")
+    with ScriptedServer() as server:
+        install(server)
+        outcome = replay([log], live(server, card)).outcomes[0]
+    records = outcome.records
+    assert not isinstance(records, list) and len(records) == 3
+    assert [r.user_input for r in records] == list(INPUTS)
+    assert records[-1].user_input == INPUTS[2] and records[-1].number == 3
+    assert [r.number for r in records[1:]] == [2, 3] and records[5:] == []
+    with pytest.raises(IndexError):
+        records[3]
+    with SessionStore(paths.database_file()) as store:
+        stored = [TurnRecord.read(v.record) for v in store.turns(outcome.session_id)][1:]
+    assert stable(list(records)) == stable(stored) and records == stored
+
+
 def test_the_greeting_user_name_and_send_dates_come_from_the_log(tmp_path: Path) -> None:
     card, log = story_card(tmp_path), st_log(tmp_path, "ferry", user="Lan")
     with ScriptedServer() as server:
@@ -222,6 +241,25 @@ def test_an_edited_lorebook_entry_is_named_with_its_block(tmp_path: Path) -> Non
     message = run.outcomes[0].error or ""
     assert "block <worldinfo" in message
     assert f"recorded: {OLD_LORE}" in message and f"now:      {NEW_LORE}" in message
+
+
+def test_a_prompt_holding_a_key_replays_from_its_scrubbed_recording(tmp_path: Path) -> None:
+    """The trace keeps ``***`` where the prompt held a key; the replay's prompt, scrubbed the
+    same way, matches it (the comparison first tries the prompt as it is, then scrubbed)."""
+    key = "sk-" + "a1B2" * 10
+    card = story_card(tmp_path)
+    log = st_log(tmp_path, "ferry", inputs=(f"I read the note: {key}", "I ring the bell."))
+    with ScriptedServer() as server:
+        install(server)
+        run = replay([log], live(server, card, trace=str(tmp_path / "t")))
+    assert run.outcomes[0].status == "done"
+    recorded = "\n".join(requests_of(tmp_path / "t"))
+    assert key not in recorded and "I read the note: ***" in recorded
+
+    again = replay([log], PlayOptions(card=str(card)), responses=str(tmp_path / "t"))
+
+    assert again.outcomes[0].status == "done", again.outcomes[0].error
+    assert len(again.outcomes[0].records) == 2
 
 
 def test_prompts_are_fitted_to_the_recorded_context_window_not_the_local_one(

@@ -6,7 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,3 +157,58 @@ def test_help_lists_the_replay_and_common_options(capsys: pytest.CaptureFixture[
         "--lang", "--responses", "--jobs", "--report", "--diff", "--rpm", "--prices",
     )  # fmt: skip
     assert [flag for flag in flags if flag not in out] == []
+
+
+def test_a_replay_killed_mid_log_leaves_the_store_whole_and_resumes(tmp_path: Path) -> None:
+    """A replay commits its turns without waiting for the disk (#17). Killed part-way, the
+    database is intact (the user's own session too) and a second run plays only the rest."""
+    from narrative_cli.store.sessions import SessionStore
+
+    card = story_card(tmp_path)
+    inputs = tuple(f"I pull the oar, stroke {n}." for n in range(1, 61))
+    log, trace = st_log(tmp_path, "ferry", inputs=inputs), tmp_path / "t"
+    with ScriptedServer() as server:
+        install(server)
+        with pytest.raises(SystemExit) as done:
+            main([str(a) for a in ("replay", log, "--card", card, *live_flags(server),
+                                   "--trace", trace)])  # fmt: skip
+    assert done.value.code in (0, None)
+    database = paths.database_file()
+    with SessionStore(database) as store:
+        mine = store.create_session(
+            "my own story", card_path=str(card), card_hash="", snapshot={"turn": 0}
+        )
+    command = [sys.executable, "-m", "narrative_cli", "replay", str(log), "--card", str(card)]
+    child = subprocess.Popen([*command, "--responses", str(trace)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        committed = 0
+        deadline = time.monotonic() + 120
+        while committed < 3 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            committed = replayed(database).last_turn if replayed(database) else 0
+        assert child.poll() is None, "the replay ended before it could be killed"
+    finally:
+        child.kill()
+        child.wait()
+
+    with SessionStore(database) as store:
+        assert store.db.query("PRAGMA integrity_check") == [("ok",)]
+        assert store.resume(mine).snapshot == {"turn": 0}
+    stopped = replayed(database)
+    assert stopped is not None and 3 <= stopped.last_turn < len(inputs)
+
+    again = narrative("replay", log, "--card", card, "--responses", trace)
+    assert again.returncode == 0, again.stderr
+    with SessionStore(database) as store:
+        views = store.turns(stopped.id)
+    assert [v.number for v in views] == list(range(len(inputs) + 1))
+
+
+def replayed(database: Path) -> Any:
+    """The newest session a replay of the log ``ferry`` made (None before there is one)."""
+    from narrative_cli.store.sessions import SessionStore
+
+    with SessionStore(database) as store:
+        found = [s for s in store.list_sessions() if s.name == "replay: ferry"]
+    return max(found, key=lambda s: s.id) if len(found) > 1 else None

@@ -13,6 +13,7 @@ thousand levels deep is refused by a check instead of ending the process with
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -111,6 +112,23 @@ def non_finite(value: Any) -> bool:
         elif isinstance(node, list):
             stack.extend(node)
     return False
+
+
+_SHARED = (str, int, float, bool, type(None))
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data, several times faster than ``copy.deepcopy``: plain
+    dicts and lists are copied, strings, numbers, booleans and None shared (they cannot
+    change), anything else (a subclass, a date from YAML) deep-copied as ``copy`` does."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind in _SHARED:
+        return value
+    return copy.deepcopy(value)
 
 
 def finite_copy(value: Any) -> Any:

@@ -68,8 +68,11 @@ def build_report(run: ReplayRun, prices: Prices | None = None) -> dict[str, Any]
 
 def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, Any]:
     """One log: status, totals, per-agent usage, turns and final state."""
-    turns = [turn_report(record, prices) for record in outcome.records]
-    agents = _agents(outcome.records)
+    turns: list[dict[str, Any]] = []
+    agents: dict[str, AgentUsage] = {}  # one pass: the records are read from the store as it goes
+    for record in outcome.records:
+        turns.append(turn_report(record, prices))
+        _add_usage(agents, record)
     totals = _sum(turns, (*USAGE_KEYS, "parse_failures"))
     totals["rejected_events"] = sum(len(t["rejected_events"]) for t in turns)
     totals["warnings"] = sum(len(t["warnings"]) for t in turns)
@@ -195,12 +198,9 @@ def agents_of(log: Mapping[str, Any]) -> dict[str, AgentUsage]:
     return {str(k): AgentUsage.from_dict(v) for k, v in raw.items() if isinstance(v, dict)}
 
 
-def _agents(records: list[TurnRecord]) -> dict[str, AgentUsage]:
-    agents: dict[str, AgentUsage] = {}
-    for record in records:
-        for name, usage in record.usage.agents.items():
-            agents.setdefault(name, AgentUsage()).add(usage)
-    return agents
+def _add_usage(agents: dict[str, AgentUsage], record: TurnRecord) -> None:
+    for name, usage in record.usage.agents.items():
+        agents.setdefault(name, AgentUsage()).add(usage)
 
 
 def _run_totals(logs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,7 +7,8 @@
     run.outcomes[0].status       # done | skipped | failed | cancelled
 
 Each log is played by a ``PlaySession`` started from the card with the log's greeting as
-turn 0; every user message is one turn, committed to the session store as it finishes. The
+turn 0; every user message is one turn, committed to the session store as it finishes
+(atomic, without waiting for the disk; the store is flushed when the log ends). The
 model is the configured profile, or with ``responses`` the recorded trace (no model at all;
 a prompt that drifted from the recording fails the log with ``ReplayMismatch``).
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -49,6 +50,7 @@ from narrative_cli.replay.keys import settings_hash as compute_settings_hash
 from narrative_cli.replay.limiter import TokenBucket
 from narrative_cli.replay.logs import ReplayLog
 from narrative_cli.replay.recorded import RecordedBackend, Recording, write_context_limits
+from narrative_cli.replay.records import StoredRecords
 from narrative_cli.replay.sources import backends_for, context_limits
 from narrative_cli.store.sessions import SessionStore
 
@@ -90,7 +92,7 @@ class LogOutcome:
     log: ReplayLog
     status: str
     session_id: int | None = None
-    records: list[TurnRecord] = field(default_factory=list)
+    records: Sequence[TurnRecord] = field(default_factory=list)  # read from the store
     final: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     error_kind: str | None = None  # ReplayMismatch (drift), BackendError, …
@@ -197,9 +199,10 @@ def _in_threads(logs: list[ReplayLog], shared: _Shared, jobs: int) -> list[LogOu
 
 def _replay_one(log: ReplayLog, shared: _Shared) -> LogOutcome:
     started = time.perf_counter()
-    store = SessionStore(shared.options.store_path)
+    store = SessionStore(shared.options.store_path, durable_turns=False)
     try:
         outcome = _play_log(log, shared, store)
+        store.flush()
     finally:
         store.close()
     outcome.seconds = time.perf_counter() - started
@@ -355,14 +358,13 @@ def _outcome(
     status: str,
     error: NarrativeError | None = None,
 ) -> LogOutcome:
-    views = store.turns(session_id)
-    final = store.resume(session_id).snapshot
+    last = store.resume(session_id)
     return LogOutcome(
         log=log,
         status=status,
         session_id=session_id,
-        records=[TurnRecord.read(view.record) for view in views if view.number > 0],
-        final=final,
+        records=StoredRecords(store.path, session_id, last.number),
+        final=last.snapshot,
         error=error.message if error is not None else None,
         error_kind=type(error).__name__ if error is not None else None,
         hint=error.hint if error is not None else None,

@@ -57,9 +57,25 @@ def _json_copy(value: Any) -> Any:
         return [_json_copy(item) for item in value]
     return value
 
+class StoredEvent(dict[str, Any]):
+    """An event record's JSON object as ``EventRecord.to_dict`` gives it, remembering the record
+    it came from: reading it back (the next turn starts from the last snapshot's state) gives
+    that record again, unless the object was changed since, without copying and checking its
+    event once more. It is a plain ``dict`` to JSON and to everything else."""
+
+    __slots__ = ("record",)
+
+    record: EventRecord
+
+
 @dataclass(frozen=True)
 class EventRecord:
-    """One proposed event and what became of it; ``time`` is the clock before it."""
+    """One proposed event and what became of it; ``time`` is the clock before it.
+
+    Records are never changed once made (``GameState.copy`` shares them), so their JSON form is
+    built once: a turn writes the 200-entry event log into its snapshot and into each code
+    tool's state, and copying every event each time was a third of a replayed turn (#17). The
+    objects ``to_dict`` returns share the record's JSON event: read them, do not change them."""
 
     type: str
     event: Any
@@ -68,11 +84,26 @@ class EventRecord:
     reason: str = ""
     notes: tuple[str, ...] = ()
     turn: int | None = None
+    _stored: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        stored = self._json()
+        data = StoredEvent(stored)
+        data["time"] = dict(stored["time"])
+        if self.notes:
+            data["notes"] = list(self.notes)
+        data.record = self
+        return data
+
+    def _json(self) -> dict[str, Any]:
+        """The record's JSON object, made on first use (the event copied: the caller's object
+        may change later; NaN and Infinity written as strings, so a rejected NaN stays
+        storable)."""
+        if self._stored is not None:
+            return self._stored
         data: dict[str, Any] = {
             "type": self.type,
-            "event": finite_copy(_json_copy(self.event)),  # a rejected NaN stays storable
+            "event": finite_copy(_json_copy(self.event)),
             "accepted": self.accepted,
             "time": _clock_dict(self.time),
         }
@@ -82,10 +113,13 @@ class EventRecord:
             data["notes"] = list(self.notes)
         if self.turn is not None:
             data["turn"] = self.turn
+        object.__setattr__(self, "_stored", data)
         return data
 
     @classmethod
     def from_dict(cls, data: Any) -> EventRecord:
+        if isinstance(data, StoredEvent) and data == data.record._json():
+            return data.record  # unchanged since this process wrote it
         record = _mapping(data, "event_log record")
         return cls(
             type=str(record.get("type", "")),

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
+from narrative_cli.safetext import MAX_JSON_DEPTH, json_copy, json_depth
 from narrative_cli.state.mvu_commands import MvuCommand, extract_commands
 from narrative_cli.state.mvu_paths import (
     fix_path,
@@ -117,6 +117,17 @@ class MvuData:
     delta_data: dict[str, Any] = field(default_factory=dict)
     initialized_lorebooks: dict[str, Any] = field(default_factory=dict)
 
+    def copy(self) -> MvuData:
+        """An independent copy (the variables are JSON data: ``json_copy``, not ``deepcopy``,
+        which was a tenth of a replayed turn; #17)."""
+        return MvuData(
+            json_copy(self.stat_data),
+            json_copy(self.schema),
+            json_copy(self.display_data),
+            json_copy(self.delta_data),
+            json_copy(self.initialized_lorebooks),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Everything but ``stat_data`` (which a snapshot keeps under ``mvu``)."""
         return {
@@ -131,11 +142,11 @@ class MvuData:
         """Rebuild from a snapshot's ``mvu`` tree and its ``mvu_data`` companion."""
         meta = meta or {}
         return cls(
-            stat_data=copy.deepcopy(dict(stat_data or {})),
-            schema=copy.deepcopy(meta.get("schema")),
-            display_data=copy.deepcopy(dict(meta.get("display_data") or {})),
-            delta_data=copy.deepcopy(dict(meta.get("delta_data") or {})),
-            initialized_lorebooks=copy.deepcopy(dict(meta.get("initialized_lorebooks") or {})),
+            stat_data=json_copy(dict(stat_data or {})),
+            schema=json_copy(meta.get("schema")),
+            display_data=json_copy(dict(meta.get("display_data") or {})),
+            delta_data=json_copy(dict(meta.get("delta_data") or {})),
+            initialized_lorebooks=json_copy(dict(meta.get("initialized_lorebooks") or {})),
         )
 
 
@@ -158,8 +169,8 @@ def update_variables(
     text: str, data: MvuData, *, lang: str = "zh", user: str = "User", char: str = "Char"
 ) -> UpdateResult:
     """Apply every command in ``text`` to a copy of ``data`` (see the module doc)."""
-    work = copy.deepcopy(data)
-    before = copy.deepcopy(work.stat_data)
+    work = data.copy()
+    before = json_copy(work.stat_data)
     extracted = extract_commands(substitute_macros(text, user, char))
     run = _Run(work, lang)
     for command in extracted.commands:
@@ -179,7 +190,7 @@ class _Run:
     def __init__(self, data: MvuData, lang: str) -> None:
         self.data = data
         self.lang = lang
-        self.display: dict[str, Any] = copy.deepcopy(data.stat_data)
+        self.display: dict[str, Any] = json_copy(data.stat_data)
         self.delta: dict[str, Any] = {}
         self.applied: list[PatchRecord] = []
         self.rejected: list[PatchRecord] = []
@@ -202,7 +213,7 @@ class _Run:
         args = list(command.args)
         path = fix_path(trim_quotes(args[0])) if args else ""
         reason = f"({command.reason})" if command.reason else ""
-        snapshot = copy.deepcopy(self.data.stat_data), copy.deepcopy(self.data.schema)
+        snapshot = json_copy(self.data.stat_data), json_copy(self.data.schema)
         try:
             handler = {"set": self.set, "insert": self.insert, "delete": self.delete,
                        "add": self.add}.get(kind)  # fmt: skip

@@ -82,6 +82,14 @@ class Database:
                 self._rollback()
                 raise
 
+    def checkpoint(self) -> None:
+        """Copy the WAL into the file, syncing both (SQLite syncs a checkpoint even under
+        ``synchronous=NORMAL``): every commit so far, durable or not, is on the disk after it.
+        Passive: readers in other processes are not waited for (what they hold stays in the
+        synced WAL)."""
+        with self._lock, self.errors("write"):
+            self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run a read-only statement and return its rows."""
         with self._lock, self.errors("read"):

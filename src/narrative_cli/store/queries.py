@@ -50,6 +50,13 @@ FROM turns t
 JOIN swipes w ON w.session_id = t.session_id AND w.number = t.number AND w.idx = t.swipe_id
 WHERE t.session_id = ? AND t.number = ?"""
 
+SELECTED_RECORDS = """
+SELECT w.record
+FROM turns t
+JOIN swipes w ON w.session_id = t.session_id AND w.number = t.number AND w.idx = t.swipe_id
+WHERE t.session_id = ? AND t.number BETWEEN ? AND ?
+ORDER BY t.number"""
+
 TURN_VIEWS = """
 SELECT t.number, t.swipe_id,
        (SELECT COUNT(*) FROM swipes c WHERE c.session_id = t.session_id AND c.number = t.number),
