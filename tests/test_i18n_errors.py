@@ -199,3 +199,68 @@ def test_a_withheld_reply_and_a_malformed_stream_read_in_chinese(
     broken = _fail(scripted_server)
     assert broken.message == "scripted: sent a malformed stream event: {not json"
     assert broken.text("zh") == "scripted：发来一条格式错误的流式事件：{not json"
+
+
+# -- presets, chats, groups, personas and field checks (the loaders' last English, #18) ----------
+
+def _file(tmp_path: Path, name: str, data: object) -> Path:
+    import json
+
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_preset_of_another_kind_is_named_in_the_cards_language(tmp_path: Path) -> None:
+    preset = _file(tmp_path, "指令.json", {"input_sequence": "<|user|>", "output_sequence": "x"})
+    code, out = _cli("en_US.UTF-8", "inspect", str(SAMPLES / "qingshi-trpg-zh.json"),
+                     "--preset", str(preset))  # fmt: skip
+    assert code == 2, out
+    assert out.startswith(f"错误：{preset}：这是指令模板，不是 Chat Completion 预设"), out
+    code, out = _cli("zh_CN.UTF-8", "inspect", str(SAMPLES / "lantern-keeper.png"),
+                     "--preset", str(preset))  # fmt: skip
+    assert out.startswith(f"error: {preset}: this is an instruct template, not a Chat "
+                          "Completion preset"), out
+
+
+def test_a_field_of_the_wrong_type_names_the_field_in_both_languages(tmp_path: Path) -> None:
+    preset = _file(tmp_path, "p.json", {"prompts": [{"identifier": "main", "content": {"a": 1},
+                                                      "role": "system"}]})
+    code, out = _cli("en_US.UTF-8", "inspect", str(SAMPLES / "qingshi-trpg-zh.json"),
+                     "--preset", str(preset))  # fmt: skip
+    assert code == 2 and "'content' 应为文本，实际是 object" in out, out
+    code, out = _cli("en_US.UTF-8", "inspect", str(SAMPLES / "lantern-keeper.png"),
+                     "--preset", str(preset))  # fmt: skip
+    assert code == 2 and "'content' must be text, got object" in out, out
+
+
+def test_a_file_that_is_not_a_chat_is_named_in_the_locales_language(tmp_path: Path) -> None:
+    chat = _file(tmp_path, "空.jsonl", "")
+    card = str(SAMPLES / "lantern-keeper.png")
+    code, out = _cli("zh_CN.UTF-8", "sessions", "import", str(chat), "--card", card)
+    assert code == 2 and out.startswith(f"错误：{chat}：不是 SillyTavern 聊天（文件为空）"), out
+    code, out = _cli("en_US.UTF-8", "sessions", "import", str(chat), "--card", card)
+    assert out.startswith(f"error: {chat}: not a SillyTavern chat (it is empty)"), out
+
+
+def _run(locale: str, home: Path, *args: str) -> tuple[int, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LANG": locale, "LC_ALL": "", "LC_MESSAGES": "",
+           "NARRATIVE_HOME": str(home)}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "narrative_cli", "run", *args], env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    return done.returncode, done.stderr
+
+
+def test_a_group_file_without_members_and_a_missing_group_read_in_chinese(tmp_path: Path) -> None:
+    group = _file(tmp_path, "g.json", {"members": [], "name": "渡船"})
+    code, err = _run("zh_CN.UTF-8", tmp_path, "--group", str(group))
+    assert code == 2 and err.startswith(f"错误：{group}：群组没有成员"), err
+    code, err = _run("zh_CN.UTF-8", tmp_path, "--group", "渡船")
+    assert code == 2 and err.startswith("错误：--group 渡船：没有这个群组文件"), err
+    assert "按名称指定群组需要 --st-data DIR" in err
+    code, err = _run("en_US.UTF-8", tmp_path, "--group", "ferry")
+    assert err.startswith("error: --group ferry: no such group file"), err

@@ -175,7 +175,7 @@ def test_files_that_are_not_groups_are_refused(tmp_path: Path) -> None:
         '{"members": "alice.png"}': "members must be a list of card file names",
         '{"members": []}': "the group has no members",
         '{"members": ["../characters/alice.png"]}': "member card '../characters/alice.png'",
-        '{"members": ["alice.png"], "name": 3}': "name must be text, not int",
+        '{"members": ["alice.png"], "name": 3}': "name must be text, not number",
         '{"members": ["alice.png"], "disabled_members": [1]}': "disabled_members must be a list",
     }
     for text, expected in cases.items():

@@ -46,10 +46,11 @@ def inspect_command(
 
     with user_errors():
         loaded = load_card(card)
-        with spoken_in(choose(None, card_language(loaded))):  # a bad world: the card's language
+        with spoken_in(choose(None, card_language(loaded))):  # a bad world or preset: the card's
             books = [load_lorebook(path) for path in lorebook or []]
+            summarised = load_preset(preset) if preset else None
         lang = "en" if as_json else choose(None, card_language(loaded))  # --json: English
-        report = inspect_report(loaded, books, load_preset(preset) if preset else None, lang)
+        report = inspect_report(loaded, books, summarised, lang)
     if as_json:
         import json
 

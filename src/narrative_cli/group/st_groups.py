@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Card
-from narrative_cli.errors import BadInput, GroupError
+from narrative_cli.errors import BadInput, GroupError, Phrase, worded
 from narrative_cli.group.loading import member_for
 from narrative_cli.group.model import GENERATION_CODES, STRATEGY_CODES, Group, GroupMember
 from narrative_cli.load import files
 from narrative_cli.load.cards import load_card
+from narrative_cli.load.fields import json_type
 from narrative_cli.load.st_data import check_folder
 
 GROUPS_DIR = "groups"
@@ -82,7 +83,7 @@ def find_st_group(st_data: str | Path, name: str) -> Path:
     """The group file of ``st_data/groups/`` called ``name`` (its name, id or file name)."""
     folder = Path(st_data).expanduser() / GROUPS_DIR
     if not folder.is_dir():
-        raise GroupError(f"--st-data {st_data}: no {GROUPS_DIR}/ folder (no groups saved)")
+        raise worded(GroupError, "stgroup.no_folder", root=st_data, folder=GROUPS_DIR)
     wanted = name.strip().casefold()
     found: list[Path] = []
     names: list[str] = []
@@ -95,10 +96,10 @@ def find_st_group(st_data: str | Path, name: str) -> Path:
         return found[0]
     if found:
         listed = ", ".join(p.name for p in found)
-        raise GroupError(f"{folder}: {len(found)} groups are named {name!r} ({listed}); "
-                         "give the file name")
-    known = ", ".join(sorted(names, key=str.casefold)) or "none"
-    raise GroupError(f"{folder}: no group named {name!r} (groups: {known})")
+        raise worded(GroupError, "stgroup.ambiguous", where=folder, count=len(found),
+                     name=repr(name), files=listed)
+    known = ", ".join(sorted(names, key=str.casefold)) or Phrase("stgroup.none")
+    raise worded(GroupError, "stgroup.unknown", where=folder, name=repr(name), known=known)
 
 
 def group_reference(ref: str, st_data: str | Path | None) -> tuple[Path, Path | None]:
@@ -108,8 +109,7 @@ def group_reference(ref: str, st_data: str | Path | None) -> tuple[Path, Path | 
     if files.is_existing_file(ref):
         return Path(ref), characters
     if st_data is None:
-        raise GroupError(f"--group {ref}: no such group file",
-                         hint="a group by name needs --st-data DIR")
+        raise worded(GroupError, "stgroup.no_file", ("stgroup.no_file_hint", {}), ref=ref)
     check_folder(st_data)
     return find_st_group(st_data, ref), characters
 
@@ -177,7 +177,7 @@ def chat_ids(group: Group) -> list[str]:
 def _group_object(where: Path) -> dict[str, Any]:
     data = files.read_json(where, limit=files.MAX_JSON_BYTES, error=GroupError, kind="group")
     if not isinstance(data, dict) or "members" not in data:
-        raise GroupError(f"{where}: not a SillyTavern group (a JSON object with \"members\")")
+        raise worded(GroupError, "stgroup.not_group", where=where)
     return data
 
 
@@ -193,14 +193,14 @@ def _members(data: dict[str, Any], where: Path, folders: Sequence[Path]) -> tupl
         GroupMember, ...]:
     keys = list(dict.fromkeys(_strings(data, "members", where)))
     if not keys:
-        raise GroupError(f"{where}: the group has no members")
+        raise worded(GroupError, "stgroup.no_members", where=where)
     cards = {key: _card_file(key, folders) for key in keys}
     missing = [key for key, file in cards.items() if file is None]
     if missing:
         places = " or ".join(str(f) for f in folders)
         named = ", ".join(repr(k) for k in missing)
-        raise GroupError(f"{where}: member card {named} not found in {places}",
-                         hint="give the SillyTavern data folder with --st-data")
+        raise worded(GroupError, "stgroup.member_missing", ("stgroup.member_missing_hint", {}),
+                     where=where, named=named, places=places)
     return tuple(_member(key, file, where) for key, file in cards.items() if file is not None)
 
 
@@ -208,7 +208,9 @@ def _member(key: str, file: Path, where: Path) -> GroupMember:
     try:
         card = load_card(file)
     except BadInput as error:
-        raise GroupError(f"{where}: member {key!r}: {error.message}") from None
+        detail = Phrase(*error.words) if error.words else error.message
+        raise worded(GroupError, "stgroup.member_bad", where=where, field=repr(key),
+                     detail=detail) from None
     return member_for(card, key)
 
 
@@ -255,7 +257,8 @@ def _code(data: dict[str, Any], key: str, codes: dict[int, Any], where: Path) ->
         number = int(raw)
     if number not in codes:
         known = ", ".join(f"{c} {name}" for c, name in codes.items())
-        raise GroupError(f"{where}: {key} {raw!r} is not one of SillyTavern's ({known})")
+        raise worded(GroupError, "stgroup.not_code", where=where, field=key, raw=repr(raw),
+                     known=known)
     return codes[number]
 
 
@@ -268,7 +271,7 @@ def _strings(data: dict[str, Any], key: str, where: Path) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise GroupError(f"{where}: {key} must be a list of card file names")
+        raise worded(GroupError, "stgroup.not_file_list", where=where, field=key)
     return list(value)
 
 
@@ -277,7 +280,7 @@ def _text(data: dict[str, Any], key: str, where: Path) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise GroupError(f"{where}: {key} must be text, not {type(value).__name__}")
+        raise worded(GroupError, "stgroup.not_text", where=where, field=key, got=json_type(value))
     return value
 
 

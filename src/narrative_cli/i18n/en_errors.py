@@ -151,4 +151,75 @@ ERRORS: dict[str, str] = {
     "book.risu": "a RisuAI lorebook",
     "book.a_card": "a character card",
     "book.entry_not_object": "{where}: entry {entry} must be an object, got {got}",
+    # -- loaders: field checks, presets, chats, personas, regex scripts, --st-data, groups -----
+    "field.must_be": "{where}: {field} must be {expected}, got {got}",
+    "field.list_holds": "{where}: {field} must be a list of strings, but holds {item}",
+    "field.text": "text",
+    "field.bool": "true or false",
+    "field.number": "a number",
+    "field.whole": "a whole number",
+    "field.strings": "a list of strings",
+    "field.object": "an object",
+    "field.objects": "a list of objects",
+    "field.numbers": "a list of numbers",
+    "json.a.object": "an object",
+    "json.a.list": "a list",
+    "json.a.string": "a string",
+    "json.a.number": "a number",
+    "json.a.boolean": "a boolean",
+    "json.a.null": "null",
+    "preset.role": "{where}: 'role' must be system, user or assistant, got {role}",
+    "preset.order_list": "{where}: 'prompt_order' must be a list, got {got}",
+    "preset.not_object": "{where}: not a preset (expected a JSON object, got {got})",
+    "preset.other_kind": (
+        "{where}: this is {kind}, not a Chat Completion preset; narrative "
+        "sends chat messages and reads only Chat Completion presets"
+    ),
+    "preset.kind.instruct": "an instruct template",
+    "preset.kind.context": "a context template",
+    "preset.kind.text": "a text-completion preset",
+    "preset.kind.sysprompt": "a system prompt template",
+    "preset.empty": (
+        "{where}: not a Chat Completion preset (no 'prompts' list and "
+        "no sampler settings)"
+    ),
+    "chat.not_chat_lines": (
+        "{where}: not a SillyTavern chat (none of its {count} lines is "
+        "a chat line)"
+    ),
+    "chat.not_chat_empty": "{where}: not a SillyTavern chat (it is empty)",
+    "chat.too_deep": (
+        "{where}: line {number} nests JSON more than {depth} levels deep;"
+        " this is not a SillyTavern chat"
+    ),
+    "persona.not_object": "{where}: a persona file must hold a JSON object, got {got}",
+    "persona.no_fields": "{where}: a persona JSON needs 'name' and/or 'description'",
+    "persona.missing": "{where}: no such persona file",
+    "regex.not_object": "{where}: regex script {index} must be an object, got {got}",
+    "regex.item_not_object": "regex script {index} is {item}, not an object",
+    "stdata.not_folder": "--st-data {root}: not a folder",
+    "stdata.no_characters": (
+        "--st-data {root}: no characters/ folder; give SillyTavern's "
+        "user data folder, e.g. SillyTavern/data/default-user"
+    ),
+    "stdata.card_ambiguous": (
+        "{where}: {count} cards are named {name} ({files}); give the "
+        "file name"
+    ),
+    "stdata.no_card": "{where}: no card named {name}",
+    "stdata.no_card_hint": "narrative cards --st-data DIR lists them",
+    "stgroup.no_folder": "--st-data {root}: no {folder}/ folder (no groups saved)",
+    "stgroup.ambiguous": "{where}: {count} groups are named {name} ({files}); give the file name",
+    "stgroup.unknown": "{where}: no group named {name} (groups: {known})",
+    "stgroup.none": "none",
+    "stgroup.no_file": "--group {ref}: no such group file",
+    "stgroup.no_file_hint": "a group by name needs --st-data DIR",
+    "stgroup.not_group": "{where}: not a SillyTavern group (a JSON object with \"members\")",
+    "stgroup.no_members": "{where}: the group has no members",
+    "stgroup.member_missing": "{where}: member card {named} not found in {places}",
+    "stgroup.member_missing_hint": "give the SillyTavern data folder with --st-data",
+    "stgroup.member_bad": "{where}: member {field}: {detail}",
+    "stgroup.not_code": "{where}: {field} {raw} is not one of SillyTavern's ({known})",
+    "stgroup.not_file_list": "{where}: {field} must be a list of card file names",
+    "stgroup.not_text": "{where}: {field} must be text, not {got}",
 }

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from narrative_cli.domain import Card, Chat, ChatMessage
-from narrative_cli.errors import BadInput, ChatFileError
+from narrative_cli.errors import BadInput, ChatFileError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
@@ -82,8 +82,9 @@ def parse_chat(text: str, where: str) -> Chat:
                 problems.append(f"line {number}: {exc.message.removeprefix(where + ': ')}")
     skipped = len(problems)
     if header is None and not messages:
-        problem = f"none of its {skipped} lines is a chat line" if skipped else "it is empty"
-        raise ChatFileError(f"{where}: not a SillyTavern chat ({problem})")
+        if skipped:
+            raise worded(ChatFileError, "chat.not_chat_lines", where=where, count=skipped)
+        raise worded(ChatFileError, "chat.not_chat_empty", where=where)
     header = header or {}
     metadata = header.get("chat_metadata")
     create_date = header.get("create_date")
@@ -111,10 +112,8 @@ def _line_json(line: str, number: int, where: str, problems: list[str]) -> Any:
     else:
         depth = json_depth(obj)
     if depth > MAX_JSON_DEPTH:
-        raise ChatFileError(
-            f"{where}: line {number} nests JSON more than {MAX_JSON_DEPTH} levels deep;"
-            " this is not a SillyTavern chat"
-        )
+        raise worded(ChatFileError, "chat.too_deep", where=where, number=number,
+                     depth=MAX_JSON_DEPTH)
     return clean_json(obj)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, Phrase, worded
 
 
 def json_type(value: object) -> str:
@@ -28,6 +28,19 @@ def json_type(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+EXPECTED = {"text": "field.text", "true or false": "field.bool", "a number": "field.number",
+            "a whole number": "field.whole", "a list of strings": "field.strings",
+            "an object": "field.object", "a list of objects": "field.objects",
+            "a list of numbers": "field.numbers"}  # fmt: skip
+
+
+def a_json_type(value: object) -> Phrase | str:
+    """``an object``, ``a list`` … in the reader's language (the JSON type otherwise)."""
+    kind = json_type(value)
+    return Phrase(f"json.a.{kind}") if kind in ("object", "list", "string", "number",
+                                                 "boolean", "null") else kind
 
 
 def with_article(noun: str) -> str:
@@ -70,7 +83,9 @@ class Fields:
 
     def fail(self, key: str, expected: str) -> BadInput:
         value = self.obj.get(key)
-        return self.error(f"{self.where}: {key!r} must be {expected}, got {json_type(value)}")
+        said = Phrase(EXPECTED[expected]) if expected in EXPECTED else expected
+        return worded(self.error, "field.must_be", where=self.where, field=repr(key), expected=said,
+                      got=json_type(value))
 
     def text(self, key: str, default: str = "") -> str:
         value = self.obj.get(key)
@@ -154,10 +169,8 @@ class Fields:
             elif isinstance(item, (int, float)) and not isinstance(item, bool):
                 out.append(str(item))
             else:
-                raise self.error(
-                    f"{self.where}: {key!r} must be a list of strings, "
-                    f"but holds {with_article(json_type(item))}"
-                )
+                raise worded(self.error, "field.list_holds", where=self.where, field=repr(key),
+                             item=a_json_type(item))
         return out
 
     def mapping(self, key: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Persona
-from narrative_cli.errors import ConfigError
+from narrative_cli.errors import ConfigError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, json_type
 
@@ -39,12 +39,12 @@ def _from_settings(settings: dict[str, Any], where: str) -> Persona:
 def parse_persona_json(obj: object, where: str) -> Persona:
     """A persona from JSON: ``{"name", "description"}`` or a SillyTavern settings.json."""
     if not isinstance(obj, dict):
-        raise ConfigError(f"{where}: a persona file must hold a JSON object, got {json_type(obj)}")
+        raise worded(ConfigError, "persona.not_object", where=where, got=json_type(obj))
     if "power_user" in obj:
         return _from_settings(obj, where)
     f = Fields(obj, where, ConfigError)
     if "description" not in obj and "name" not in obj:
-        raise ConfigError(f"{where}: a persona JSON needs 'name' and/or 'description'")
+        raise worded(ConfigError, "persona.no_fields", where=where)
     return Persona(name=f.text("name") or "User", description=f.text("description"))
 
 
@@ -64,7 +64,7 @@ def load_persona(text_or_path: str, name: str | None = None) -> Persona:
         else:
             persona = Persona(description=text.strip())
     elif _looks_like_path(text_or_path.strip()):
-        raise ConfigError(f"{text_or_path}: no such persona file")
+        raise worded(ConfigError, "persona.missing", where=text_or_path)
     else:
         persona = Persona(description=text_or_path.strip())
     if name:

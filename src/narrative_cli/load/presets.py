@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Preset, PresetPrompt, Role
-from narrative_cli.errors import PresetError
+from narrative_cli.errors import Phrase, PresetError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, json_type
 
@@ -29,11 +29,11 @@ SAMPLER_KEYS = ("temperature", "frequency_penalty", "presence_penalty", "top_p",
                 "min_p", "repetition_penalty", "openai_max_context", "openai_max_tokens", "seed",
                 "n", "stream_openai", "reasoning_effort")
 # Keys that mark a SillyTavern file of another kind than a Chat Completion preset.
-OTHER_KINDS = ((("input_sequence", "output_sequence"), "an instruct template"),
-               (("story_string",), "a context template"),
-               (("temp", "rep_pen"), "a text-completion preset"),
-               (("rep_pen_range",), "a text-completion preset"),
-               (("name", "content"), "a system prompt template"))
+OTHER_KINDS = ((("input_sequence", "output_sequence"), "preset.kind.instruct"),
+               (("story_string",), "preset.kind.context"),
+               (("temp", "rep_pen"), "preset.kind.text"),
+               (("rep_pen_range",), "preset.kind.text"),
+               (("name", "content"), "preset.kind.sysprompt"))  # catalog keys
 DEFAULT_ORDER = (("main", True), ("worldInfoBefore", True), ("personaDescription", True),
                  ("charDescription", True), ("charPersonality", True), ("scenario", True),
                  ("enhanceDefinitions", False), ("nsfw", True), ("worldInfoAfter", True),
@@ -52,7 +52,7 @@ def _role(f: Fields) -> Role:
     for known in ROLES:
         if role == known:
             return known
-    raise f.error(f"{f.where}: 'role' must be system, user or assistant, got {role!r}")
+    raise worded(f.error, "preset.role", where=f.where, role=repr(role))
 
 
 def parse_prompt(obj: dict[str, Any], index: int, where: str) -> PresetPrompt:
@@ -78,7 +78,7 @@ def prompt_order(obj: dict[str, Any], where: str) -> list[tuple[str, bool]]:
     if lists is None:
         return list(DEFAULT_ORDER)
     if not isinstance(lists, list):
-        raise PresetError(f"{where}: 'prompt_order' must be a list, got {json_type(lists)}")
+        raise worded(PresetError, "preset.order_list", where=where, got=json_type(lists))
     for character in (CHARACTER_ID, FALLBACK_CHARACTER_ID):
         for item in lists:
             if isinstance(item, dict) and str(item.get("character_id")) == str(character):
@@ -95,7 +95,8 @@ def _order_pairs(item: dict[str, Any], label: str) -> list[tuple[str, bool]]:
 
 
 def other_kind(obj: dict[str, Any]) -> str:
-    """What a SillyTavern file that is not a Chat Completion preset is ("" for a preset)."""
+    """What a SillyTavern file that is not a Chat Completion preset is, as a catalog key
+    ("" for a preset)."""
     if "prompts" in obj or "prompt_order" in obj:
         return ""
     for keys, kind in OTHER_KINDS:
@@ -115,11 +116,10 @@ def _legacy_prompts(obj: dict[str, Any], where: str, name: str) -> list[PresetPr
 def parse_preset(obj: object, where: str, name: str) -> Preset:
     """A Preset from parsed preset JSON."""
     if not isinstance(obj, dict):
-        raise PresetError(f"{where}: not a preset (expected a JSON object, got {json_type(obj)})")
+        raise worded(PresetError, "preset.not_object", where=where, got=json_type(obj))
     kind = other_kind(obj)
     if kind:
-        raise PresetError(f"{where}: this is {kind}, not a Chat Completion preset; narrative "
-                          "sends chat messages and reads only Chat Completion presets")
+        raise worded(PresetError, "preset.other_kind", where=where, kind=Phrase(kind))
     samplers = {k: obj[k] for k in SAMPLER_KEYS if k in obj}
     if "prompts" in obj:
         raw = Fields(obj, where, PresetError).objects("prompts")
@@ -127,8 +127,7 @@ def parse_preset(obj: object, where: str, name: str) -> Preset:
     else:
         defined = _legacy_prompts(obj, where, name)
         if not defined and not samplers:
-            raise PresetError(f"{where}: not a Chat Completion preset (no 'prompts' list and no "
-                              "sampler settings)")
+            raise worded(PresetError, "preset.empty", where=where)
     by_id = {p.identifier: p for p in defined}
     prompts = []
     for identifier, enabled in prompt_order(obj, where):

@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from narrative_cli.domain import Card, RegexScript
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, worded
 from narrative_cli.load import files
-from narrative_cli.load.fields import Fields, json_type, with_article
+from narrative_cli.load.fields import Fields, a_json_type, json_type
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,8 @@ def parse_regex_scripts(value: object, where: str) -> list[RegexScript]:
     scripts = []
     for index, item in enumerate(items):
         if not isinstance(item, dict):
-            raise BadInput(f"{where}: regex script {index} must be an object, "
-                           f"got {json_type(item)}")
+            raise worded(BadInput, "regex.not_object", where=where, index=index,
+                         got=json_type(item))
         scripts.append(parse_regex_script(item, f"{where}: regex script {index}"))
     return scripts
 
@@ -74,8 +74,8 @@ def regex_scripts(card: Card) -> list[RegexScript]:
     for index, item in enumerate(raw):
         try:
             if not isinstance(item, dict):
-                raise BadInput(f"regex script {index} is {with_article(json_type(item))}, "
-                               "not an object")
+                raise worded(BadInput, "regex.item_not_object", index=index,
+                             item=a_json_type(item))
             scripts.append(parse_regex_script(item, f"{card.name}: regex script {index}"))
         except BadInput as exc:
             log.warning("%s: skipped: %s", card.path or card.name, exc.message)

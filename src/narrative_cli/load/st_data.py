@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from narrative_cli.domain import Card, RegexScript
-from narrative_cli.errors import BadInput, CardError, ConfigError
+from narrative_cli.errors import BadInput, CardError, ConfigError, worded
 from narrative_cli.load import files
 from narrative_cli.load.cards import load_card
 from narrative_cli.load.lorebooks import linked_world
@@ -44,10 +44,9 @@ def check_folder(root: str | Path) -> Path:
     """The folder, refused with one line when it is not a SillyTavern data folder."""
     path = Path(root).expanduser()
     if not path.is_dir():
-        raise ConfigError(f"--st-data {root}: not a folder")
+        raise worded(ConfigError, "stdata.not_folder", root=root)
     if not (path / "characters").is_dir():
-        raise ConfigError(f"--st-data {root}: no characters/ folder; give SillyTavern's user "
-                          "data folder, e.g. SillyTavern/data/default-user")
+        raise worded(ConfigError, "stdata.no_characters", root=root)
     return path
 
 
@@ -85,10 +84,10 @@ def find_character(root: Path, name: str) -> Path:
         return by_name[0]
     if by_name:
         files_ = ", ".join(p.name for p in by_name)
-        raise CardError(f"{root}/characters: {len(by_name)} cards are named {name!r} ({files_}); "
-                        "give the file name")
-    raise CardError(f"{root}/characters: no card named {name!r}",
-                    hint="narrative cards --st-data DIR lists them")
+        raise worded(CardError, "stdata.card_ambiguous", where=f"{root}/characters",
+                     count=len(by_name), name=repr(name), files=files_)
+    raise worded(CardError, "stdata.no_card", ("stdata.no_card_hint", {}),
+                 where=f"{root}/characters", name=repr(name))
 
 
 def world_path(root: Path, name: str) -> Path | None:
