@@ -206,6 +206,20 @@ def test_a_chinese_story_shows_no_english_ui_words(
     assert "调用" in shown and "命令" in shown and "错误：未知命令 /nosuch" in shown
 
 
+def test_slash_command_usage_errors_read_in_the_storys_language(
+    chinese: tuple[Any, ...],
+) -> None:
+    play, dispatcher, consoles, script, screen = chinese
+    for line in ("/delete 0", "/delete 9", "/catchup now", "/impersonate me", "/mode fast"):
+        dispatcher.handle(line)
+    shown = captured(consoles.out) + captured(consoles.err)
+    assert "/delete N 需要 N ≥ 1 条消息" in shown
+    assert "/delete 9：开场白之后故事只有 0 条消息" in shown
+    assert "/catchup 不带参数" in shown and "/impersonate 不带参数" in shown
+    assert "未知模式 'fast'" in shown
+    assert "needs" not in shown and "takes no argument" not in shown
+
+
 # -- --help ---------------------------------------------------------------------------------
 
 def _all_help_texts() -> Iterator[tuple[str, str]]:

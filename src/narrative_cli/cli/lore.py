@@ -54,14 +54,14 @@ def lore_test_command(
     across its turns) and TEXT, if given, is the newest message."""
     from narrative_cli.cli.errors import user_errors
     from narrative_cli.config import load_settings
-    from narrative_cli.errors import BadInput
+    from narrative_cli.errors import BadInput, worded
     from narrative_cli.i18n import choose
     from narrative_cli.load import card_language, load_card, load_lorebook
     from narrative_cli.lore.report import lore_test, report_dict
 
     with user_errors():
         if chat is None and not text.strip():
-            raise BadInput("lore test: give the TEXT to scan, or a chat with --chat")
+            raise worded(BadInput, "usage.lore_test_text")
         messages = None
         if chat is not None:
             from narrative_cli.load import load_chat  # the chat reader: only with --chat

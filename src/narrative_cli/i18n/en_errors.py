@@ -222,4 +222,26 @@ ERRORS: dict[str, str] = {
     "stgroup.not_code": "{where}: {field} {raw} is not one of SillyTavern's ({known})",
     "stgroup.not_file_list": "{where}: {field} must be a list of card file names",
     "stgroup.not_text": "{where}: {field} must be text, not {got}",
+    # -- usage checks of commands and slash commands -------------------------------------------
+    "usage.edit_reply": "/edit --reply needs the new text of the reply",
+    "usage.delete_count": "/delete N needs N ≥ 1 messages, e.g. /delete 2",
+    "usage.delete_too_many": (
+        "/delete {count}: the story has only {have} messages after the greeting"
+    ),
+    "usage.delete_split": (
+        "/delete {count} would split a turn (your line and its reply are kept together)"
+    ),
+    "usage.delete_split_hint": "use /delete {next}, or /regen to redo the last reply",
+    "usage.no_argument": "{command} takes no argument",
+    "usage.profile_name": "/profile takes one profile name, e.g. /profile deepseek",
+    "usage.model_name": "/model needs a model name, e.g. /model gpt-4o-mini",
+    "usage.nothing_to_switch": "nothing to switch: give /model NAME or /profile NAME",
+    "usage.unknown_mode": "unknown mode {mode}: use one of {known}",
+    "usage.no_card": "no card given: narrative run CARD",
+    "usage.card_twice": "{where}: the same card is named twice; a group has each member once",
+    "usage.lore_test_text": "lore test: give the TEXT to scan, or a chat with --chat",
+    "usage.cannot_write": "cannot write {where}: {reason}",
+    "editor.none": "no editor: set $EDITOR (or $VISUAL)",
+    "editor.cannot_start": "cannot start the editor {editor}: {reason}",
+    "editor.failed": "the editor {editor} exited with {code}; nothing changed",
 }

@@ -24,6 +24,7 @@ from narrative_cli.errors import (
     NarrativeError,
     TurnCancelled,
     TurnNotSaved,
+    worded,
 )
 from narrative_cli.i18n import has, t
 from narrative_cli.pipeline.story import TurnResult
@@ -421,7 +422,7 @@ class Dispatcher(EditingCommands):
         from narrative_cli.play import catch_up
 
         if args:
-            raise BadInput("/catchup takes no argument")
+            raise worded(BadInput, "usage.no_argument", command="/catchup")
         outcome = catch_up.run(self.play, self.screen)
         return Outcome(failed=not outcome.finished, cancelled=outcome.stopped.startswith("cancel"))
 

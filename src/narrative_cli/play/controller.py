@@ -48,6 +48,7 @@ from narrative_cli.errors import (
     TurnCancelled,
     TurnNotSaved,
     spoken_in,
+    worded,
 )
 from narrative_cli.group.scene_state import with_stored_muting
 from narrative_cli.pipeline.accounting import SessionAccount
@@ -329,7 +330,7 @@ class PlaySession(TurnRecovery, SessionControls):
 
         number = self._last_number("edit the reply of")
         if not text.strip():
-            raise BadInput("/edit --reply needs the new text of the reply")
+            raise worded(BadInput, "usage.edit_reply")
         stored = TurnRecord.read(self.store.record(self.session_id, number))
         plan = dict(stored.plan.source) if stored.plan is not None else None
         backends = edited_backends(self.backends, text.strip(), stored.mvu_block, plan)
@@ -533,19 +534,15 @@ class PlaySession(TurnRecovery, SessionControls):
 
         A turn is two messages, the player's line and the reply, and is stored whole, so
         ``count`` must be even; the greeting stays."""
-        from narrative_cli.errors import BadInput
+        from narrative_cli.errors import BadInput, worded
 
         if count < 1:
-            raise BadInput("/delete N needs N ≥ 1 messages, e.g. /delete 2")
+            raise worded(BadInput, "usage.delete_count")
         if count > 2 * self.turn:
-            raise BadInput(
-                f"/delete {count}: the story has only {2 * self.turn} messages after the greeting"
-            )
+            raise worded(BadInput, "usage.delete_too_many", count=count, have=2 * self.turn)
         if count % 2:
-            raise BadInput(
-                f"/delete {count} would split a turn (your line and its reply are kept together)",
-                hint=f"use /delete {count + 1}, or /regen to redo the last reply",
-            )
+            raise worded(BadInput, "usage.delete_split", ("usage.delete_split_hint",
+                         {"next": count + 1}), count=count)  # fmt: skip
         for _ in range(count // 2):
             self.store.drop_last_turn(self.session_id)
         self.failure = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled
+from narrative_cli.errors import BackendError, BadInput, NarrativeError, TurnCancelled, worded
 from narrative_cli.i18n import t
 from narrative_cli.play.editor import editor_command
 from narrative_cli.play.screen_api import Outcome, Screen, backend_hint
@@ -66,7 +66,7 @@ class EditingCommands:
         from narrative_cli.play.impersonate import impersonate
 
         if args:
-            raise BadInput("/impersonate takes no argument")
+            raise worded(BadInput, "usage.no_argument", command="/impersonate")
         try:
             with self.screen.turn() as view:
                 draft = impersonate(self.play, view)
@@ -94,7 +94,7 @@ class EditingCommands:
         from narrative_cli.play.switching import profile_name, switch_backend
 
         if len(args) > 1:
-            raise BadInput("/profile takes one profile name, e.g. /profile deepseek")
+            raise worded(BadInput, "usage.profile_name")
         if args:
             model = switch_backend(self.play, profile=args[0])
             name = profile_name(self.play)

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, worded
 
 
 def editor_command() -> list[str] | None:
@@ -26,20 +26,28 @@ def editor_command() -> list[str] | None:
     return None
 
 
+def _with_hint(error: BadInput, hint: str) -> BadInput:
+    """``error`` with the caller's hint (already in the player's language)."""
+    error.hint = hint
+    return error
+
+
 def edit_text(text: str, inline_hint: str) -> str:
     """``text`` as the player left it in their editor (the trailing newline removed)."""
     command = editor_command()
     if not command:
-        raise BadInput("no editor: set $EDITOR (or $VISUAL)", hint=inline_hint)
+        raise _with_hint(worded(BadInput, "editor.none"), inline_hint)
     with tempfile.TemporaryDirectory(prefix="narrative-edit-") as folder:
         path = Path(folder) / "edit.md"
         path.write_text(text + "\n", encoding="utf-8")
         try:
             done = subprocess.run([*command, str(path)], check=False)
         except OSError as error:
-            raise BadInput(f"cannot start the editor {command[0]!r}: {error.strerror}",
-                           hint=inline_hint) from None  # fmt: skip
+            failed = worded(BadInput, "editor.cannot_start", editor=repr(command[0]),
+                            reason=error.strerror)
+            raise _with_hint(failed, inline_hint) from None
         if done.returncode != 0:
-            raise BadInput(f"the editor {command[0]!r} exited with {done.returncode}; "
-                           "nothing changed", hint=inline_hint)  # fmt: skip
+            failed = worded(BadInput, "editor.failed", editor=repr(command[0]),
+                            code=done.returncode)
+            raise _with_hint(failed, inline_hint)
         return path.read_text(encoding="utf-8", errors="replace").removesuffix("\n")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, worded
 from narrative_cli.store import SessionStore
 
 
@@ -34,7 +34,8 @@ def export_session(
             return write_transcript(store, session_id, fmt, target, force=force), "messages"
         return export_jsonl(store, session_id, target, force=force, usage=usage), "messages"
     except OSError as exc:
-        raise BadInput(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise worded(BadInput, "usage.cannot_write", where=target,
+                     reason=exc.strerror or str(exc)) from None
 
 
 def default_export_path(session_id: int, name: str, fmt: str) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 
 from narrative_cli.config import Settings, load_settings
 from narrative_cli.domain import Card, RegexScript
-from narrative_cli.errors import BadInput, CardError, LorebookError
+from narrative_cli.errors import BadInput, CardError, LorebookError, worded
 from narrative_cli.group.model import Group
 from narrative_cli.load import st_data
 from narrative_cli.pipeline.accounting import SessionAccount
@@ -32,7 +32,7 @@ def load_story(
     """
     group = scene_group(options)
     if not options.card and group is None:
-        raise BadInput("no card given: narrative run CARD")
+        raise worded(BadInput, "usage.no_card")
     settings = load_settings(options.overrides())
     notes: list[str] = []
     regex: list[RegexScript] = []
@@ -72,7 +72,7 @@ def scene_group(options: PlayOptions) -> Group | None:
     names = [Path(p).name for p in paths]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise BadInput(f"{twice[0]}: the same card is named twice; a group has each member once")
+        raise worded(BadInput, "usage.card_twice", where=twice[0])
     return group_from_cards(paths)
 
 

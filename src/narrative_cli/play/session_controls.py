@@ -39,11 +39,11 @@ class SessionControls:
 
     def set_mode(self, mode: str) -> str:
         """Switch the pipeline mode for the next turns (auto | merged | serial | parallel)."""
-        from narrative_cli.errors import BadInput
+        from narrative_cli.errors import BadInput, worded
         from narrative_cli.pipeline.orchestrator import MODES
 
         if mode not in MODES:
-            raise BadInput(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+            raise worded(BadInput, "usage.unknown_mode", mode=repr(mode), known=", ".join(MODES))
         self.story.settings.pipeline.mode = mode
         return mode
 

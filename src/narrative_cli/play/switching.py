@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from narrative_cli.errors import BadInput
+from narrative_cli.errors import BadInput, worded
 from narrative_cli.play.options import PlayOptions
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def switch_backend(
     options = play.options or PlayOptions()
     if model is not None:
         if not model.strip():
-            raise BadInput("/model needs a model name, e.g. /model gpt-4o-mini")
+            raise worded(BadInput, "usage.model_name")
         changed = replace(options, model=model.strip())
     elif profile is not None:
         changed = replace(
@@ -41,7 +41,7 @@ def switch_backend(
             api_key_env=None,
         )  # fmt: skip
     else:
-        raise BadInput("nothing to switch: give /model NAME or /profile NAME")
+        raise worded(BadInput, "usage.nothing_to_switch")
     settings = load_settings(changed.overrides())  # ConfigError: no such profile
     preflight(settings)  # ConfigError: no key, no such model; BackendUnavailable
     settings.pipeline = play.story.settings.pipeline  # the story's mode and pipeline stay
