@@ -9,14 +9,11 @@ knows is shown as written, and keys, comments and JavaScript's own complaint sta
 
 from __future__ import annotations
 
-import re
-
-from narrative_cli.i18n import t
+from narrative_cli.lore.reasons import compile_rules, rewrite
 
 # (pattern, catalog key); an ``inner`` group is a note itself, rewritten in turn.
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.DOTALL), key)
-    for pattern, key in (
+_RULES = compile_rules(
+    (
         (r"lore: (?P<inner>.+)", "lore.note_lore"),
         (r"entry (?P<uid>\S+) \(no title\): (?P<inner>.+)", "lore.note_entry_untitled"),
         (r"entry (?P<uid>\S+) \((?P<comment>.*?)\): (?P<inner>.+)", "lore.note_entry"),
@@ -36,11 +33,4 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 def note_words(note: str, lang: str | None) -> str:
     """``note`` as the lore code wrote it, in ``lang`` (unchanged when no rule knows it)."""
-    for pattern, key in _RULES:
-        found = pattern.fullmatch(note)
-        if found is not None:
-            values = found.groupdict()
-            if "inner" in values:
-                values["inner"] = note_words(values["inner"], lang)
-            return t(key, lang, **values)
-    return note
+    return rewrite(note, _RULES, lang)

@@ -10,17 +10,40 @@ unchanged, and a reason no rule knows is shown as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from narrative_cli.i18n import t
+
+Rules = tuple[tuple[re.Pattern[str], str], ...]
+
+
+def compile_rules(pairs: Iterable[tuple[str, str]]) -> Rules:
+    """(pattern, catalog key) pairs, compiled for :func:`rewrite`."""
+    return tuple((re.compile(pattern, re.DOTALL), key) for pattern, key in pairs)
+
+
+def rewrite(text: str, rules: Rules, lang: str | None, logic: bool = False) -> str:
+    """``text`` through the first rule whose pattern matches it whole, in ``lang``; an
+    ``inner`` group is rewritten in turn (and a ``logic`` group named, with ``logic``); text
+    no rule knows comes back as written."""
+    for pattern, key in rules:
+        found = pattern.fullmatch(text)
+        if found is not None:
+            values = found.groupdict()
+            if "inner" in values:
+                values["inner"] = rewrite(values["inner"], rules, lang, logic)
+            if logic and "logic" in values:
+                values["logic"] = _logic(values["logic"], lang)
+            return t(key, lang, **values)
+    return text
 
 _KEY = r'key ".*"'
 _LOGIC = r"(?P<logic>AND ANY|NOT ALL|NOT ANY|AND ALL|logic -?\d+)"
 _GROUP = r"group '(?P<label>.*)'"
 
 # (pattern, catalog key); ``inner`` groups are reasons themselves, rewritten in turn.
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.DOTALL), key)
-    for pattern, key in (
+_RULES = compile_rules(
+    (
         (r"(?P<inner>.+) \(recursion step (?P<step>\d+)\)", "lore.reason_recursion_step"),
         (r"(?P<inner>.+) \(scan widened to (?P<count>\d+) messages\)", "lore.reason_widened"),
         (rf'(?P<inner>{_KEY}) \+ secondary "(?P<word>.*)"', "lore.reason_secondary"),
@@ -69,16 +92,7 @@ _LOGIC_KEYS = {"AND ANY": "lore.logic_and_any", "NOT ALL": "lore.logic_not_all",
 
 def reason_words(reason: str, lang: str | None) -> str:
     """``reason`` as the engine wrote it, in ``lang`` (unchanged when no rule knows it)."""
-    for pattern, key in _RULES:
-        found = pattern.fullmatch(reason)
-        if found is not None:
-            values = found.groupdict()
-            if "inner" in values:
-                values["inner"] = reason_words(values["inner"], lang)
-            if "logic" in values:
-                values["logic"] = _logic(values["logic"], lang)
-            return t(key, lang, **values)
-    return reason
+    return rewrite(reason, _RULES, lang, logic=True)
 
 
 def _logic(name: str, lang: str | None) -> str:
