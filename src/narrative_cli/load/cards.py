@@ -70,7 +70,7 @@ def card_from_data(data: dict[str, Any], where: str, *, spec: str, spec_version:
         raise worded(CardError, "card.no_name", where=where)
     raw_book = data.get("character_book")
     if raw_book is not None and not isinstance(raw_book, dict):
-        raise f.fail("character_book", "an object")
+        raise f.fail("character_book", "field.object")
     book = card_book_to_lorebook(raw_book, where, name) if raw_book else None
     if book is not None:
         book.source = f"card:{name}"

@@ -36,7 +36,7 @@ def parse_message(obj: dict[str, Any], where: str) -> ChatMessage:
     """One message line; raises ChatFileError when a field has the wrong type."""
     f = Fields(obj, where, ChatFileError)
     if not isinstance(obj.get("mes"), str):
-        raise f.fail("mes", "text")
+        raise f.fail("mes", "field.text")
     send_date = obj.get("send_date")
     if not isinstance(send_date, (str, int, float)) or isinstance(send_date, bool):
         send_date = None

@@ -30,12 +30,6 @@ def json_type(value: object) -> str:
     return type(value).__name__
 
 
-EXPECTED = {"text": "field.text", "true or false": "field.bool", "a number": "field.number",
-            "a whole number": "field.whole", "a list of strings": "field.strings",
-            "an object": "field.object", "a list of objects": "field.objects",
-            "a list of numbers": "field.numbers"}  # fmt: skip
-
-
 def a_json_type(value: object) -> Phrase | str:
     """``an object``, ``a list`` … in the reader's language (the JSON type otherwise)."""
     kind = json_type(value)
@@ -82,10 +76,10 @@ class Fields:
         self.error = error
 
     def fail(self, key: str, expected: str) -> BadInput:
+        """``'<key>' must be …``: ``expected`` is the catalog key of what it must be."""
         value = self.obj.get(key)
-        said = Phrase(EXPECTED[expected]) if expected in EXPECTED else expected
-        return worded(self.error, "field.must_be", where=self.where, field=repr(key), expected=said,
-                      got=json_type(value))
+        return worded(self.error, "field.must_be", where=self.where, field=repr(key),
+                      expected=Phrase(expected), got=json_type(value))
 
     def text(self, key: str, default: str = "") -> str:
         value = self.obj.get(key)
@@ -97,7 +91,7 @@ class Fields:
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
-        raise self.fail(key, "text")
+        raise self.fail(key, "field.text")
 
     def opt_flag(self, key: str) -> bool | None:
         value = self.obj.get(key)
@@ -109,7 +103,7 @@ class Fields:
             return bool(value)
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
-        raise self.fail(key, "true or false")
+        raise self.fail(key, "field.bool")
 
     def js_flag(self, key: str) -> bool | None:
         """A flag SillyTavern tests by JavaScript truthiness (None: absent or null)."""
@@ -127,7 +121,7 @@ class Fields:
         if value is None:
             return None
         if isinstance(value, bool):
-            raise self.fail(key, "a number")
+            raise self.fail(key, "field.number")
         if isinstance(value, (int, float)):
             return value
         if isinstance(value, str):
@@ -135,7 +129,7 @@ class Fields:
                 return float(value) if value.strip() else None
             except ValueError:
                 pass
-        raise self.fail(key, "a number")
+        raise self.fail(key, "field.number")
 
     def opt_int(self, key: str) -> int | None:
         value = self.obj.get(key)
@@ -145,7 +139,7 @@ class Fields:
         if number is None:
             return None
         if number != number or number in (float("inf"), float("-inf")):
-            raise self.fail(key, "a whole number")
+            raise self.fail(key, "field.whole")
         return int(number)
 
     def integer(self, key: str, default: int = 0) -> int:
@@ -161,7 +155,7 @@ class Fields:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise self.fail(key, "a list of strings")
+            raise self.fail(key, "field.strings")
         out: list[str] = []
         for item in value:
             if isinstance(item, str):
@@ -178,7 +172,7 @@ class Fields:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(key, "an object")
+            raise self.fail(key, "field.object")
         return value
 
     def objects(self, key: str) -> list[dict[str, Any]]:
@@ -186,7 +180,7 @@ class Fields:
         if value is None:
             return []
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise self.fail(key, "a list of objects")
+            raise self.fail(key, "field.objects")
         return value
 
 

@@ -34,7 +34,7 @@ def _placement(f: Fields) -> list[int]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
-        raise f.fail("placement", "a list of numbers")
+        raise f.fail("placement", "field.numbers")
     return list(value)
 
 
