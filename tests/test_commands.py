@@ -346,3 +346,29 @@ def test_an_exported_session_imported_again_resumes_and_plays_on(
         assert game.store.resume(imported.session_id).number == 3
     finally:
         again.close()
+
+
+def test_an_imported_sillytavern_chat_resumes_under_its_own_user_name(
+    game: Game, tmp_path: Path
+) -> None:
+    """sample-chat.jsonl was played by "Wren": going on with it, the prompts must keep that
+    name, not the default persona's "User" (and a --user-name given on resume still wins)."""
+    from narrative_cli.store.chat_import import import_chat_file
+
+    chat = SAMPLES / "sample-chat.jsonl"
+    imported = import_chat_file(game.store, chat, SAMPLES / "lantern-keeper.png", name="wren")
+
+    def resumed(**flags: str) -> str:
+        options = PlayOptions(provider="openai", base_url=game.server.base_url,
+                              model="scripted-model", resume=str(imported.session_id), **flags)
+        again = PlaySession.open(game.store, options)
+        try:
+            start = len(game.server.requests)
+            again.play("I check the wick again.")
+            writer = [r for r in game.server.requests[start:] if r.agent == "writing"][-1]
+            return "\n".join(str(m.get("content")) for m in writer.messages)
+        finally:
+            again.close()
+
+    assert "[User name] Wren" in resumed()  # the persona block, and {{user}} in the card
+    assert "[User name] Ash" in resumed(user_name="Ash")

@@ -217,6 +217,8 @@ class PlaySession(TurnRecovery, SessionControls):
 
         info = store.find(ref)
         merged = (options or PlayOptions()).merged_with_session(info.settings, info.card_path)
+        if merged.user_name is None and merged.persona is None and info.user_name:
+            merged.user_name = info.user_name  # an imported chat goes on under its own user's name
         story, settings = opening.load_story(merged, info.greeting_index, seed=info.seed)
         story.authors_note = AuthorsNote.from_metadata(info.chat_metadata, story.authors_note)
         if story.group is not None:  # /mute and /unmute are kept with the session
