@@ -216,11 +216,12 @@ def test_a_real_sillytavern_chat_fits_a_small_context(
 
 # -- MVU cards: the rules in the prompt, the variables after -----------------------------------
 
+# (riri's [InitVar] keys its tree by ``<user>``: the imported chat's user, 旅人, goes on playing)
 MVU_CASES = [
     ("zh/nun-ninja-anime.png", "持有资金: 30", "_.set('教堂.持有资金', 30, 45);//募捐",
      "持有资金: 45", "MVU JSONPatch 方言"),
     ("mvu/magvar-riri-mvu-update.png", "当前位置: 教堂",
-     "_.set('User.当前位置', '教堂', '小镇街道');//移动", "当前位置: 小镇街道",
+     "_.set('旅人.当前位置', '教堂', '小镇街道');//移动", "当前位置: 小镇街道",
      "calculate time passed"),
 ]  # fmt: skip
 

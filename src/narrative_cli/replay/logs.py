@@ -244,13 +244,15 @@ def _from_dump(dump: Any, where: str, digest: str) -> ReplayLog:
 
 
 def _dump_user(session: Any, imported: bool) -> str | None:
-    """The name the session played the user under. An imported session's header names the
-    chat's user, but it plays under the name its settings give (none: the default persona),
-    as ``run --resume`` opens it."""
+    """The name the session played the user under, as ``run --resume`` opens it: the name
+    its settings give; else, for an imported chat without a persona, the chat's own user
+    (the header's name); else the header's name for a session played here."""
+    settings = session.get("settings") if isinstance(session, dict) else None
     if not imported:
         return _text(session, "user_name")
-    settings = session.get("settings") if isinstance(session, dict) else None
-    return _text(settings, "user_name")
+    if _text(settings, "user_name") or _text(settings, "persona"):
+        return _text(settings, "user_name")
+    return _text(session, "user_name")
 
 
 def _caught_up(progress: Any, imported: int) -> int:
