@@ -41,10 +41,12 @@ def answer(cli: click.Command, prog_name: str) -> None:
 
 
 def _shell(ctx: click.Context, flag: str) -> str:
-    """The shell named right after ``flag`` on the command line, else ``$SHELL``'s name."""
+    """The shell named right after ``flag`` on the command line (``--show-completion zsh``),
+    else the shell that started us, else ``$SHELL``'s."""
     args: list[str] = ctx.meta.get(ARGS_KEY, [])
     following = args[args.index(flag) + 1 : args.index(flag) + 2] if flag in args else []
-    if following and following[0] in SHELLS:
+    commands = getattr(ctx.command, "commands", {})
+    if following and not following[0].startswith("-") and following[0] not in commands:
         return following[0]
     return _parent_shell() or os.path.basename(os.environ.get("SHELL", ""))
 
