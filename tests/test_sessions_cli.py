@@ -1,4 +1,4 @@
-"""`narrative sessions list|show|export|import|rename|delete` through the real Typer app."""
+"""`narrative sessions list|show|export|import|rename|delete` through the real Click group."""
 
 from __future__ import annotations
 
