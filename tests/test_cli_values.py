@@ -105,7 +105,7 @@ def invoke(*args: str) -> Any:
     [
         (["run", CARD, "--seed", "abc"], f"Error: Invalid value for '--seed': {NOT_WHOLE}"),
         (["run", CARD, "--greeting", "1.5"], f"Error: Invalid value for '--greeting': {NOT_WHOLE}"),
-        (["replay", "a.jsonl", "--rpm", "fast"], f"Error: Invalid value for '--rpm': {NOT_DECIMAL}"),
+        (["replay", "a.jsonl", "--rpm", "x"], f"Error: Invalid value for '--rpm': {NOT_DECIMAL}"),
         (["replay", "a.jsonl", "--jobs", "0"],
          "Error: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"),
         (["sessions", "export", "3", "x.txt", "--format", "JSON"],

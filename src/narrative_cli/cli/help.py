@@ -78,9 +78,11 @@ class _Localized:
         if LANG_KEY not in ctx.meta:  # the root sees every argument: --lang wherever it is
             ctx.meta[LANG_KEY] = help_lang(args)
             ctx.meta[ARGS_KEY] = list(args)
-        allowed, ctx.allow_extra_args = ctx.allow_extra_args, True
-        rest: list[str] = super().parse_args(ctx, args)  # type: ignore[misc]
-        ctx.allow_extra_args = allowed
+        allowed, ctx.allow_extra_args = ctx.allow_extra_args, True  # we word the error
+        try:
+            rest: list[str] = super().parse_args(ctx, args)  # type: ignore[misc]
+        finally:
+            ctx.allow_extra_args = allowed
         if rest and not allowed and not ctx.resilient_parsing:  # worded as it always was
             ctx.fail(f"Got unexpected extra argument(s) ({' '.join(map(escaped, rest))})")
         return rest
