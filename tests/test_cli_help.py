@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.cli.app import app
 from tests.conftest import ROOT
@@ -25,9 +26,8 @@ COMMANDS = [
 HEAVY = ("rich", "httpx", "prompt_toolkit", "yaml", "narrative_cli.pipeline",
          "narrative_cli.store", "narrative_cli.play", "narrative_cli.ui",
          "narrative_cli.backends", "narrative_cli.load", "narrative_cli.lore")  # fmt: skip
-# Typer (0.26+) validates every non-flag parameter with pydantic, the root's ``-v`` count
-# included, so any sub-command loads it; ``narrative --help`` alone does not.
-TYPERS_OWN = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection")
+# Typer (0.26+) validated every non-flag parameter with pydantic; on Click no command loads it.
+PYDANTIC = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection")
 
 
 def help_text(*args: str) -> str:
@@ -64,15 +64,15 @@ def heavy(modules: set[str], names: tuple[str, ...] = HEAVY) -> list[str]:
 
 def test_root_help_loads_no_heavy_module() -> None:
     modules = imported_by("--help")
-    assert "narrative_cli.cli.app" in modules and "typer" in modules  # the reading works
-    assert heavy(modules, HEAVY + TYPERS_OWN) == []
+    assert "narrative_cli.cli.app" in modules and "click" in modules  # the reading works
+    assert heavy(modules, HEAVY + PYDANTIC + ("typer",)) == []
 
 
 @pytest.mark.parametrize("args", [["run"], ["lore", "test"], ["sessions", "export"], ["replay"]])
 def test_command_help_loads_none_of_the_application(args: list[str]) -> None:
     modules = imported_by(*args, "--help")
     assert f"narrative_cli.cli.{args[0]}" in modules
-    assert heavy(modules) == []
+    assert heavy(modules, HEAVY + PYDANTIC) == []
 
 
 def test_a_command_loads_what_it_uses_and_not_the_rest() -> None:
@@ -99,11 +99,69 @@ def test_shell_completion_is_available() -> None:
     assert "--install-completion" in text and "--show-completion" in text
     runner = CliRunner()
     script = runner.invoke(app, ["--show-completion", "bash"], prog_name="narrative")
-    assert "_NARRATIVE_COMPLETE=complete_bash" in script.output
-    env = {"_NARRATIVE_COMPLETE": "complete_bash", "COMP_WORDS": "narrative sessions ex",
+    assert script.exit_code == 0 and "_NARRATIVE_COMPLETE=bash_complete" in script.output
+    env = {"_NARRATIVE_COMPLETE": "bash_complete", "COMP_WORDS": "narrative sessions ex",
            "COMP_CWORD": "2"}  # fmt: skip
     completed = runner.invoke(app, [], prog_name="narrative", env=env)
-    assert completed.output.split() == ["export"]
+    assert completed.output.split() == ["plain,export"]  # Click's bash protocol: type,value
+
+
+@pytest.mark.parametrize(("shell", "marker"), [("bash", "complete -o nosort -F"),
+                                               ("zsh", "#compdef narrative"),
+                                               ("fish", "complete --no-files --command narrative")])
+def test_each_shell_gets_its_own_script(shell: str, marker: str) -> None:
+    if shell == "bash" and not shutil.which("bash"):
+        pytest.skip("Click checks the bash version by running bash")
+    done = CliRunner().invoke(app, ["--show-completion", shell], prog_name="narrative")
+    assert done.exit_code == 0 and marker in done.output
+    assert f"_NARRATIVE_COMPLETE={shell}_complete" in done.output
+
+
+def test_completion_offers_options_choices_and_commands() -> None:
+    runner = CliRunner()
+
+    def complete(words: str) -> list[str]:
+        env = {"_NARRATIVE_COMPLETE": "bash_complete", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+        return runner.invoke(app, [], prog_name="narrative", env=env).output.split()
+
+    assert "plain,--lorebook" in complete("narrative inspect card.png --lo")
+    assert complete("narrative sessions export 3 x.json --format ") == ["plain,jsonl",
+                                                                        "plain,json"]
+    assert complete("narrative inspect ") == ["file,"]  # the shell completes the file name
+    assert complete("narrative lo") == ["plain,lore"]
+
+
+@pytest.mark.parametrize(("shell", "written", "rc", "line"), [
+    ("bash", ".bash_completions/narrative.sh", ".bashrc", "source '{home}/.bash_completions/"
+                                                         "narrative.sh'"),
+    ("zsh", ".zfunc/_narrative", ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit"),
+    ("fish", ".config/fish/completions/narrative.fish", None, None),
+])  # fmt: skip
+def test_install_completion_writes_the_script_where_the_shell_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: str, written: str, rc: str | None,
+    line: str | None,
+) -> None:
+    if shell == "bash" and not shutil.which("bash"):
+        pytest.skip("Click checks the bash version by running bash")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = ["--install-completion", shell]
+    done = CliRunner().invoke(app, args, prog_name="narrative")
+    assert done.exit_code == 0, done.output
+    assert done.output == (f"{shell} completion installed in {tmp_path / written}\n"
+                           "Completion will take effect once you restart the terminal\n")
+    assert f"_NARRATIVE_COMPLETE={shell}_complete" in (tmp_path / written).read_text()
+    if rc and line:
+        again = CliRunner().invoke(app, args, prog_name="narrative")  # twice: one line, once
+        assert again.exit_code == 0
+        assert (tmp_path / rc).read_text().count(line.format(home=tmp_path)) == 1
+
+
+def test_a_shell_we_cannot_complete_for_is_named() -> None:
+    done = CliRunner().invoke(app, ["--install-completion", "tcsh"], prog_name="narrative")
+    assert done.exit_code == 1 and done.output == "Shell tcsh is not supported.\n"
+    shown = CliRunner().invoke(app, ["--show-completion", "tcsh"], prog_name="narrative")
+    assert shown.exit_code == 1 and shown.stderr == "Shell tcsh not supported.\n"
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -135,7 +193,7 @@ def test_a_group_without_a_command_prints_its_help(args: list[str], shown: str) 
 # What the start-up goals' commands (#12 item 7: run --help, lore test, inspect) must not load
 # for a card that does not use the feature: the application's other stages, HTTP, the REPL,
 # the JavaScript sandbox (templates, regex scripts), the ``regex`` module (regex lore keys),
-# MVU and YAML (``[initvar]`` entries). Typer's own pydantic is the one thing they cannot avoid.
+# MVU and YAML (``[initvar]`` entries).
 NOT_FOR_A_PLAIN_CARD = ("httpx", "prompt_toolkit", "yaml", "quickjs", "regex",
                         "narrative_cli.pipeline", "narrative_cli.store", "narrative_cli.backends",
                         "narrative_cli.state", "narrative_cli.tools", "narrative_cli.replay",

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
-import typer
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli import paths
 from narrative_cli.backends import ChatRequest, open_backend
@@ -39,7 +39,7 @@ def write_config(text: str) -> Path:
 
 
 def cli(*args: str) -> tuple[int, str]:
-    app = typer.Typer()
+    app = click.Group()
     config_cli.register(app)
     result = CliRunner().invoke(app, list(args))
     if isinstance(result.exception, NarrativeError):  # what app.main() turns into an exit code

@@ -77,7 +77,8 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 def test_every_dependency_has_a_floor_that_the_tested_environment_meets() -> None:
     requirements = _requirements()
-    assert any(r.startswith("typer") for r in requirements), requirements
+    assert any(r.startswith("click") for r in requirements), requirements
+    assert not any(r.startswith("typer") for r in requirements), requirements
     for requirement in requirements:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9][0-9.]*)", requirement)
         assert match, f"{requirement!r}: give a floor (>=) that the test suite runs on"
@@ -111,9 +112,11 @@ def test_a_usage_error_names_the_option_on_stderr() -> None:
 
 
 # ---- every import is declared ----------------------------------------------------------------
-# A test once imported ``click`` directly. Typer 0.29 vendors Click; only the benchmarks' ``llm``
-# brought a ``click`` into the development environment, so the suite passed here and failed to
-# collect on CI, which installs what pyproject.toml declares and nothing else.
+# A test once imported ``click`` directly while only Typer (which vendors its own Click) was
+# declared; the benchmarks' ``llm`` brought a ``click`` into the development environment, so the
+# suite passed here and failed to collect on CI, which installs what pyproject.toml declares and
+# nothing else. The CLI is built on Click now; Typer is the package that is installed here (by
+# ``llm``'s plugins or an old venv) and declared nowhere.
 
 
 def _dist(requirement: str) -> str:
@@ -173,7 +176,7 @@ def test_the_tests_import_only_what_pyproject_declares() -> None:
     assert undeclared_imports(ROOT / "tests", _declared("local", "dev")) == []
 
 
-def test_the_declared_imports_check_finds_click(tmp_path: Path) -> None:
+def test_the_declared_imports_check_finds_typer(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(
         "from click.testing import Result\nimport typer\nimport json\n"
@@ -181,4 +184,13 @@ def test_the_declared_imports_check_finds_click(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     found = undeclared_imports(tmp_path, _declared("local", "dev"))
-    assert found == ["probe.py:1 click"]  # installed here or not, click is not declared
+    assert found == ["probe.py:2 typer"]  # click is declared; typer is not, installed or not
+
+
+def test_nothing_imports_typer() -> None:
+    """The CLI is built on Click (issue 12): no source, test or benchmark imports Typer."""
+    folders = (SRC, ROOT / "tests", ROOT / "benchmarks")
+    found = [f"{path.relative_to(ROOT)}:{line} {module}"
+             for folder in folders for path in sorted(folder.rglob("*.py"))
+             for line, module in imported_modules(path) if module.split(".")[0] == "typer"]
+    assert found == []

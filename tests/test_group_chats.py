@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from click.testing import CliRunner, Result
 
 from narrative_cli.cli.app import app
 from narrative_cli.domain import Chat, ChatMessage

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.i18n import catalog, choose, cli_zh, en, help_lang, locale_lang, t, zh
 from narrative_cli.play import PlayOptions, PlaySession
@@ -225,8 +225,6 @@ def test_slash_command_usage_errors_read_in_the_storys_language(
 def _all_help_texts() -> Iterator[tuple[str, str]]:
     import inspect
 
-    from typer.main import get_command
-
     from narrative_cli.cli.app import app
 
     def walk(cmd: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -241,7 +239,7 @@ def _all_help_texts() -> Iterator[tuple[str, str]]:
         for name, sub in getattr(cmd, "commands", {}).items():
             yield from walk(sub, f"{path} {name}".strip())
 
-    yield from walk(get_command(app), "")
+    yield from walk(app, "")
 
 
 def test_every_help_text_has_a_chinese_translation() -> None:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 ZH = {"LANG": "zh_CN.UTF-8"}
 EN = {"LANG": "en_US.UTF-8"}

@@ -111,7 +111,7 @@ def test_a_refused_key_during_a_chinese_story_reads_in_chinese(
 # -- loader errors --------------------------------------------------------------------------------
 
 def _cli(locale: str, *args: str) -> tuple[int, str]:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from narrative_cli.cli.app import app
 

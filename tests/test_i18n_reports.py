@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
 

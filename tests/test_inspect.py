@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.cli.app import app
 from narrative_cli.tokens import estimate_tokens

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.cli.app import app
 from narrative_cli.load.files import MAX_CARD_BYTES

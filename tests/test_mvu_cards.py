@@ -183,7 +183,7 @@ def test_continue_keeps_the_update_of_the_reply_it_extends(
 
 
 def test_inspect_says_mvu_is_detected_shows_its_variables_and_marks_disabled_entries() -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from narrative_cli.cli.app import app
 

@@ -2,7 +2,7 @@
 session database (or a link to it); an existing file needs --force; deeply nested or partly
 corrupt input files are one clear message (exit 2) or a warning naming the line.
 
-Everything runs through the real CLI (Typer's runner or a subprocess) on real SQLite files.
+Everything runs through the real CLI (Click's runner or a subprocess) on real SQLite files.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli import paths
 from narrative_cli.cli.app import app

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rich.cells import cell_len
-from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 

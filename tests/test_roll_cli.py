@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.cli.app import app
 from narrative_cli.rng import new_rng

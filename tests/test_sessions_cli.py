@@ -1,4 +1,4 @@
-"""`narrative sessions list|show|export|import|rename|delete` through the real Typer app."""
+"""`narrative sessions list|show|export|import|rename|delete` through the real Click group."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli import paths
 from narrative_cli.cli.app import app

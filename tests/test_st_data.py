@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from narrative_cli.cli.app import app
 from narrative_cli.play import PlayOptions

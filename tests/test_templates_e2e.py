@@ -214,7 +214,7 @@ def test_real_confession_event_fires_exactly_from_affection_60(
 
 
 def test_inspect_lists_templates_and_unknown_macros(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from narrative_cli.cli.app import app
 
@@ -241,7 +241,7 @@ def test_inspect_lists_templates_and_unknown_macros(tmp_path: Path) -> None:
 
 
 def test_inspect_on_the_real_mvu_card_lists_its_templates() -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from narrative_cli.cli.app import app
 

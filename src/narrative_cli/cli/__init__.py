@@ -1,1 +1,1 @@
-"""Thin Typer commands: parse options, call one core function, hand the result to ``ui``."""
+"""Thin Click commands: parse options, call one core function, hand the result to ``ui``."""

@@ -1,24 +1,26 @@
-"""The Typer root: global options, command groups, and the only error → exit-code mapping."""
+"""The Click root: global options, command groups, and the only error → exit-code mapping."""
 
 from __future__ import annotations
 
 import importlib
 import os
 import sys
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Any
 
-import typer
-from typer.exceptions import TyperException
+import click
 
 from narrative_cli import __version__
+from narrative_cli.cli import completion
 from narrative_cli.cli.errors import options as error_options
 from narrative_cli.cli.errors import report_error
-from narrative_cli.cli.help import NarrativeGroup
+from narrative_cli.cli.help import NarrativeGroup, NarrativeOption
+from narrative_cli.cli.usage import show_usage_error
 from narrative_cli.credentials import ScrubFilter, scrub_text
 from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, PipelineInterrupt
 
-# Each module defines ``register(app)`` and adds its commands or sub-app. The modules import
-# only Typer at module level (their work is imported inside the command bodies), so that
+# Each module defines ``register(root)`` and adds its commands or sub-group. The modules import
+# only Click at module level (their work is imported inside the command bodies), so that
 # ``narrative --help`` starts fast; tests/test_cli_help.py checks that.
 COMMAND_MODULES = {
     "run": "narrative_cli.cli.run",
@@ -34,32 +36,69 @@ COMMAND_MODULES = {
 ROOT_FLAGS = ("-v", "-vv", "-vvv", "--verbose", "--debug")  # root options that take no value
 
 
-def _new_app() -> typer.Typer:
-    return typer.Typer(
-        name="narrative",
-        help="Play and author SillyTavern-style stories in a terminal.",
-        no_args_is_help=True,
-        pretty_exceptions_enable=False,
-        cls=NarrativeGroup,
-        rich_markup_mode=None,  # Rich-drawn help costs half a second of start-up (cli/help.py)
-    )
+class RootGroup(NarrativeGroup):
+    """The ``narrative`` group. Its ``main`` (what the console script and ``CliRunner`` call)
+    answers shell completion, then runs the command: a usage error is shown as Click shows it
+    (``Usage: …`` then ``Error: …``), exit 2; Ctrl-C exits 130 without a word; end of input
+    and an abort say ``Aborted!``, exit 1."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        args = list(sys.argv[1:] if args is None else args)
+        prog_name = prog_name or program_name()
+        completion.answer(self, prog_name)
+        try:
+            try:
+                with self.make_context(prog_name, args, **extra) as ctx:
+                    result = self.invoke(ctx)
+                    if not standalone_mode:
+                        return result
+                    ctx.exit()
+            except EOFError as error:
+                click.echo(file=sys.stderr)
+                raise click.Abort() from error
+            except KeyboardInterrupt as error:
+                raise click.exceptions.Exit(EXIT_INTERRUPTED) from error
+            except click.ClickException as error:
+                if not standalone_mode:
+                    raise
+                show_usage_error(error)
+                sys.exit(error.exit_code)
+        except click.exceptions.Exit as done:
+            if standalone_mode:
+                sys.exit(done.exit_code)
+            return done.exit_code
+        except click.Abort:
+            if not standalone_mode:
+                raise
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"narrative-cli {__version__}")
-        raise typer.Exit()
+def program_name() -> str:
+    """``narrative`` as the user typed it: the script's name, or ``python -m narrative_cli``."""
+    path = sys.argv[0] if sys.argv and sys.argv[0] else "narrative"
+    package = getattr(sys.modules.get("__main__"), "__package__", None)
+    if not package:
+        return os.path.basename(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    module = package if name == "__main__" else f"{package}.{name}"
+    return f"python -m {module.lstrip('.')}"
 
 
-def root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
-    verbose: Annotated[
-        int, typer.Option("-v", "--verbose", count=True, help="More logs (-vv: debug).")
-    ] = 0,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
-) -> None:
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"narrative-cli {__version__}")
+        raise click.exceptions.Exit()
+
+
+def root(verbose: int, debug: bool) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
     error_options["debug"] = debug
     import logging  # here, not at the top: ``narrative --help`` never needs it
@@ -72,16 +111,33 @@ def root(
     )
 
 
-def build_app(commands: tuple[str, ...] = tuple(COMMAND_MODULES)) -> typer.Typer:
-    """The root app with ``commands`` registered (their modules are light: see above)."""
+def _new_app() -> RootGroup:
+    params: list[click.Parameter] = [
+        NarrativeOption(["--version"], is_flag=True, default=False, expose_value=False,
+                        is_eager=True, callback=_version, help="Show the version."),
+        NarrativeOption(["-v", "--verbose"], count=True, default=0,
+                        help="More logs (-vv: debug)."),
+        NarrativeOption(["--debug"], is_flag=True, default=False,
+                        help="Show tracebacks on errors."),
+        *completion.options(),
+    ]  # fmt: skip
+    return RootGroup(
+        "narrative",
+        help="Play and author SillyTavern-style stories in a terminal.",
+        params=params,
+        callback=root,
+    )
+
+
+def build_app(commands: tuple[str, ...] = tuple(COMMAND_MODULES)) -> RootGroup:
+    """The root group with ``commands`` registered (their modules are light: see above)."""
     built = _new_app()
-    built.callback()(root)
     for command in commands:
         importlib.import_module(COMMAND_MODULES[command]).register(built)
     return built
 
 
-def __getattr__(name: str) -> typer.Typer:
+def __getattr__(name: str) -> RootGroup:
     """``app`` (every command: for help, completion and tests) is built on first use, so
     that running one command does not build the fifteen others."""
     if name != "app":
@@ -90,10 +146,10 @@ def __getattr__(name: str) -> typer.Typer:
     return built
 
 
-def app_for(argv: list[str]) -> typer.Typer:
-    """Only the command ``argv`` names, when it names one: Typer builds the options of every
-    registered command at each start, which costs the fifteen commands not run a good part of
-    the start-up. The whole app for anything else (help, completion, a mistyped command)."""
+def app_for(argv: list[str]) -> RootGroup:
+    """Only the command ``argv`` names, when it names one: importing the modules of the
+    commands not run would cost start-up for nothing. The whole app for anything else (help,
+    completion, a mistyped command)."""
     words = [word for word in argv if word not in ROOT_FLAGS]
     if not words or words[0] not in COMMAND_MODULES or "_NARRATIVE_COMPLETE" in os.environ:
         return build_app()
@@ -103,9 +159,9 @@ def app_for(argv: list[str]) -> typer.Typer:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the app and map errors to exit codes."""
     try:
-        # Without standalone mode, Typer returns (not raises) the code of `typer.Exit`.
+        # Without standalone mode, a usage error is raised to us and ``Exit`` returns its code.
         args = sys.argv[1:] if argv is None else argv
-        code = app_for(args)(args=args, standalone_mode=False)
+        code = app_for(args).main(args=args, standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
     except NarrativeError as error:
@@ -116,13 +172,11 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, PipelineInterrupt):
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
-    except typer.Abort:
+    except click.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(EXIT_INTERRUPTED)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except TyperException as exc:  # usage errors: unknown option, missing argument, …
-        _show_usage_error(exc)
+    except click.ClickException as exc:  # usage errors: unknown option, missing argument, …
+        show_usage_error(exc)
         sys.exit(EXIT_USAGE)
     except Exception as exc:
         if error_options["debug"]:
@@ -133,18 +187,3 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"error: internal error: {detail}\n")
         sys.stderr.write("hint: run again with --debug for the traceback and report it\n")
         sys.exit(1)
-
-
-def _show_usage_error(exc: TyperException) -> None:
-    """Print a usage error the way Click formats it (``Usage: …`` then ``Error: …``).
-
-    Typer's public API has only ``TyperException`` (its Click classes live in the private
-    ``typer._click``); the Click subclasses add ``show()``. A group called without a command
-    raises ``NoArgsIsHelpError``, whose message is the help: that goes to stdout.
-    """
-    if type(exc).__name__ == "NoArgsIsHelpError":
-        typer.echo(exc.format_message())  # the help, on stdout
-        return
-    show = getattr(exc, "show", None)
-    if callable(show):
-        show()

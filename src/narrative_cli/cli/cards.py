@@ -3,29 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from narrative_cli.cli.help import PLAY, NarrativeCommand, example
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``cards`` command to the root app."""
-    app.command(
-        "cards",
-        cls=NarrativeCommand,
-        rich_help_panel=PLAY,
-        epilog=example("narrative cards --st-data ~/SillyTavern/data/default-user"),
-    )(cards_command)
+from narrative_cli.cli.help import PLAY, command, option
+from narrative_cli.cli.types import PATH
 
 
-def cards_command(
-    st_data: Annotated[Path, typer.Option(
-        "--st-data", metavar="DIR",
-        help="SillyTavern's user data folder (e.g. data/default-user).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
-) -> None:
+def register(root: click.Group) -> None:
+    """Add the ``cards`` command to the root group."""
+    root.add_command(cards_command)
+
+
+@command("cards", "narrative cards --st-data ~/SillyTavern/data/default-user", panel=PLAY)
+@option("--st-data", "st_data", type=PATH, required=True, metavar="DIR",
+        help="SillyTavern's user data folder (e.g. data/default-user).")
+@option("--json", "as_json", is_flag=True, default=False, help="Print the list as JSON.")
+def cards_command(st_data: Path, as_json: bool) -> None:
     """List the characters of a SillyTavern data folder: name, file and linked world.
 
     Play one with ``narrative run NAME --st-data DIR``."""
@@ -39,7 +33,7 @@ def cards_command(
     if as_json:
         rows = [{"name": r.name, "file": str(r.path), "world": r.world or None,
                  "world_found": r.world_found} for r in refs]
-        typer.echo(json.dumps({"characters": rows, "problems": problems}, ensure_ascii=False,
+        click.echo(json.dumps({"characters": rows, "problems": problems}, ensure_ascii=False,
                               indent=2))
         return
     lang = choose(None)  # many cards, no story: the locale chooses
@@ -48,8 +42,8 @@ def cards_command(
         if ref.world:
             world = t("cards.world", lang, world=ref.world) + (
                 "" if ref.world_found else t("cards.not_in_worlds", lang))
-        typer.echo(f"{ref.name}  [{ref.path.name}]{world}")
+        click.echo(f"{ref.name}  [{ref.path.name}]{world}")
     if not refs:
-        typer.echo(t("cards.none", lang, path=root / "characters"))
+        click.echo(t("cards.none", lang, path=root / "characters"))
     for problem in problems:
-        typer.echo(f"! {problem}", err=True)
+        click.echo(f"! {problem}", err=True)

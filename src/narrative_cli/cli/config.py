@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
+import click
 
 from narrative_cli.cli.errors import user_errors
-from narrative_cli.cli.help import SETUP, NarrativeCommand, example, group
+from narrative_cli.cli.help import SETUP, argument, command, group, option
 
-config_app = group("config", "Create, show or locate config.yaml.")
+config_group = group("config", "Create, show or locate config.yaml.", SETUP)
 
 TEMPLATE = """\
 # narrative-cli configuration. Precedence: command-line flag > NARRATIVE_* variable > this file.
@@ -67,45 +65,37 @@ pipeline:
 """
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``config`` command group to the root app."""
-    app.add_typer(config_app, name="config", rich_help_panel=SETUP)
+def register(root: click.Group) -> None:
+    """Add the ``config`` command group to the root group."""
+    root.add_command(config_group)
 
 
-@config_app.command("init", cls=NarrativeCommand, epilog=example("narrative config init"))
-def config_init(
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
-) -> None:
+@command("init", "narrative config init", parent=config_group)
+@option("--force", "force", is_flag=True, default=False, help="Overwrite an existing file.")
+def config_init(force: bool) -> None:
     """Write a commented config.yaml to start from."""
     from narrative_cli.config import create_config_file
     from narrative_cli.i18n import choose, t
 
     with user_errors():
         path = create_config_file(TEMPLATE, force=force)
-    typer.echo(t("config.wrote", choose(None), path=path))
+    click.echo(t("config.wrote", choose(None), path=path))
 
 
-@config_app.command(
-    "show", cls=NarrativeCommand, epilog=example("narrative config show --profile deepseek")
-)
+@command("show", "narrative config show --profile deepseek", parent=config_group)
+@option("--profile", "profile", metavar="NAME", help="Use this profile.")
+@option("--provider", "provider", metavar="NAME", help="openai|anthropic|local")
+@option("--base-url", "base_url", metavar="URL", help="Ad hoc base URL.")
+@option("--model", "model", metavar="NAME", help="Ad hoc model name.")
+@option("--api-key-env", "api_key_env", metavar="VAR", help="Variable that holds the key.")
+@option("--json", "as_json", is_flag=True, default=False, help="Print JSON instead of YAML.")
 def config_show(
-    profile: Annotated[
-        str | None, typer.Option("--profile", metavar="NAME", help="Use this profile.")
-    ] = None,
-    provider: Annotated[
-        str | None, typer.Option("--provider", metavar="NAME", help="openai|anthropic|local")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", metavar="URL", help="Ad hoc base URL.")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", metavar="NAME", help="Ad hoc model name.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option("--api-key-env", metavar="VAR", help="Variable that holds the key."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of YAML.")] = False,
+    profile: str | None,
+    provider: str | None,
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    as_json: bool,
 ) -> None:
     """Print the settings in effect (flags, environment, file, defaults); keys are never shown."""
     from narrative_cli.config import load_settings, settings_summary
@@ -119,30 +109,17 @@ def config_show(
     render_settings(settings_summary(settings, lang), as_json=as_json)
 
 
-@config_app.command(
-    "add", cls=NarrativeCommand, epilog=example("narrative config add deepseek --default")
-)
+@command("add", "narrative config add deepseek --default", parent=config_group)
+@argument("name", metavar="NAME",
+          help="deepseek, openrouter, ollama, gemini, llamacpp, koboldcpp, openai or anthropic.")
+@option("--model", "model", metavar="NAME", help="Another model.")
+@option("--base-url", "base_url", metavar="URL", help="Another base URL.")
+@option("--api-key-env", "api_key_env", metavar="VAR", help="Another key variable.")
+@option("--default", "make_default", is_flag=True, default=False,
+        help="Make it the default profile.")
 def config_add(
-    name: Annotated[
-        str,
-        typer.Argument(
-            metavar="NAME",
-            help="deepseek, openrouter, ollama, gemini, llamacpp, koboldcpp, openai or anthropic.",
-        ),
-    ],
-    model: Annotated[
-        str | None, typer.Option("--model", metavar="NAME", help="Another model.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", metavar="URL", help="Another base URL.")
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option("--api-key-env", metavar="VAR", help="Another key variable."),
-    ] = None,
-    make_default: Annotated[
-        bool, typer.Option("--default", help="Make it the default profile.")
-    ] = False,
+    name: str, model: str | None, base_url: str | None, api_key_env: str | None,
+    make_default: bool,
 ) -> None:
     """Add a common provider's profile (base URL, model, key variable) to config.yaml."""
     from narrative_cli.i18n import choose, t
@@ -151,12 +128,12 @@ def config_add(
     with user_errors():
         path, line = add_profile(name, model=model, base_url=base_url, api_key_env=api_key_env,
                                  make_default=make_default)  # fmt: skip
-    typer.echo(t("config.added", choose(None), path=path, line=line))
+    click.echo(t("config.added", choose(None), path=path, line=line))
 
 
-@config_app.command("path", cls=NarrativeCommand, epilog=example("narrative config path"))
+@command("path", "narrative config path", parent=config_group)
 def config_path() -> None:
     """Print where config.yaml lives (NARRATIVE_HOME moves it)."""
     from narrative_cli import paths
 
-    typer.echo(str(paths.config_file()))
+    click.echo(str(paths.config_file()))

@@ -33,7 +33,7 @@ def report_error(error: NarrativeError) -> None:
 def user_errors() -> Iterator[None]:
     """Report a NarrativeError and exit with its code. ``app.main`` does this for the console
     script; a command wraps its body in this too so it behaves the same under ``CliRunner``,
-    which calls the Typer app directly."""
+    which calls the Click group directly."""
     try:
         yield
     except NarrativeError as error:

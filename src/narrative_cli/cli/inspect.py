@@ -3,39 +3,32 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from narrative_cli.cli.errors import user_errors
-from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example
+from narrative_cli.cli.help import AUTHOR, argument, command, option
+from narrative_cli.cli.types import PATH
 
 
-def register(app: typer.Typer) -> None:
-    app.command(
-        "inspect",
-        cls=NarrativeCommand,
-        rich_help_panel=AUTHOR,
-        epilog=example(
-            "narrative inspect sample_cards/lantern-keeper.png "
-            "--lorebook sample_cards/sample-world.json"
-        ),
-    )(inspect_command)
+def register(root: click.Group) -> None:
+    """Add the ``inspect`` command to the root group."""
+    root.add_command(inspect_command)
 
 
+@command(
+    "inspect",
+    "narrative inspect sample_cards/lantern-keeper.png --lorebook sample_cards/sample-world.json",
+    panel=AUTHOR,
+)
+@argument("card", type=PATH, metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+@option("--lorebook", "lorebook", type=PATH, multiple=True, metavar="FILE",
+        help="World file to list too (repeatable).")
+@option("--preset", "preset", type=PATH, metavar="FILE",
+        help="Chat Completion preset to summarise.")
+@option("--json", "as_json", is_flag=True, default=False, help="Print the report as JSON.")
 def inspect_command(
-    card: Annotated[
-        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
-    ],
-    lorebook: Annotated[
-        list[Path] | None,
-        typer.Option("--lorebook", metavar="FILE", help="World file to list too (repeatable)."),
-    ] = None,
-    preset: Annotated[
-        Path | None,
-        typer.Option("--preset", metavar="FILE", help="Chat Completion preset to summarise."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    card: Path, lorebook: tuple[Path, ...], preset: Path | None, as_json: bool
 ) -> None:
     """Show a card: fields, greetings, token estimates, lorebook routes, tools, MVU, regex."""
     from narrative_cli.errors import spoken_in
@@ -56,6 +49,6 @@ def inspect_command(
 
         from narrative_cli.ui.safe import safe_json
 
-        typer.echo(safe_json(json.dumps(report, ensure_ascii=False, indent=2)))
+        click.echo(safe_json(json.dumps(report, ensure_ascii=False, indent=2)))
     else:
         render_inspect(report)

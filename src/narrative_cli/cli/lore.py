@@ -3,50 +3,39 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example, group
+from narrative_cli.cli.help import AUTHOR, argument, command, group, option
+from narrative_cli.cli.types import PATH, WHOLE_NUMBER
 
-lore_app = group("lore", "Author tools for lorebooks.")
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(lore_app, name="lore", rich_help_panel=AUTHOR)
+lore_group = group("lore", "Author tools for lorebooks.", AUTHOR)
 
 
-@lore_app.command(
+def register(root: click.Group) -> None:
+    """Add the ``lore`` command group to the root group."""
+    root.add_command(lore_group)
+
+
+@command(
     "test",
-    cls=NarrativeCommand,
-    epilog=example(
-        'narrative lore test sample_cards/lantern-keeper.png "I trim the lamp in the fog"'
-    ),
+    'narrative lore test sample_cards/lantern-keeper.png "I trim the lamp in the fog"',
+    parent=lore_group,
 )
+@argument("card", type=PATH, metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+@argument("text", default="", required=False, metavar="TEXT",
+          help="The user's input to scan, as typed this turn.")
+@option("--lorebook", "lorebook", type=PATH, multiple=True, metavar="FILE",
+        help="World file to use (repeatable).")
+@option("--json", "as_json", is_flag=True, default=False, help="Print the result as JSON.")
+@option("--seed", "seed", type=WHOLE_NUMBER, default=0, metavar="N",
+        help="Seed for probability and group rolls.")
+@option("--user-name", "user_name", default="User", metavar="NAME", help="Name for {{user}}.")
+@option("--chat", "chat", type=PATH, metavar="FILE",
+        help="A SillyTavern chat (.jsonl) to scan first, as ST would.")
 def lore_test_command(
-    card: Annotated[
-        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
-    ],
-    text: Annotated[
-        str, typer.Argument(metavar="TEXT", help="The user's input to scan, as typed this turn.")
-    ] = "",
-    lorebook: Annotated[
-        list[Path] | None,
-        typer.Option("--lorebook", metavar="FILE", help="World file to use (repeatable)."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Seed for probability and group rolls.")
-    ] = 0,
-    user_name: Annotated[
-        str, typer.Option("--user-name", metavar="NAME", help="Name for {{user}}.")
-    ] = "User",
-    chat: Annotated[
-        Path | None,
-        typer.Option(
-            "--chat", metavar="FILE", help="A SillyTavern chat (.jsonl) to scan first, as ST would."
-        ),
-    ] = None,
+    card: Path, text: str, lorebook: tuple[Path, ...], as_json: bool, seed: int,
+    user_name: str, chat: Path | None,
 ) -> None:
     """Show which entries TEXT activates, why, where each is routed, and what was rejected.
 
@@ -88,25 +77,19 @@ def lore_test_command(
         from narrative_cli.ui.safe import safe_json, safe_text
 
         for problem in outcome.problems:
-            typer.echo(f"warning: {safe_text(problem)}", err=True)
+            click.echo(f"warning: {safe_text(problem)}", err=True)
         shown = json.dumps(report_dict(outcome.result), ensure_ascii=False, indent=2)
-        typer.echo(safe_json(shown))
+        click.echo(safe_json(shown))
         return
     from narrative_cli.ui.lore_view import render_lore_test
 
     render_lore_test(outcome.result, outcome.problems, lang=lang)
 
 
-@lore_app.command(
-    "check",
-    cls=NarrativeCommand,
-    epilog=example("narrative lore check sample_cards/lantern-keeper.lore-tests.yaml"),
-)
-def lore_check_command(
-    suite: Annotated[
-        Path, typer.Argument(metavar="SUITE", help="A lore test suite (YAML): card, cases.")
-    ],
-) -> None:
+@command("check", "narrative lore check sample_cards/lantern-keeper.lore-tests.yaml",
+         parent=lore_group)
+@argument("suite", type=PATH, metavar="SUITE", help="A lore test suite (YAML): card, cases.")
+def lore_check_command(suite: Path) -> None:
     """Run a world-book test suite: exit 1 if any case fails, 2 if the suite is malformed."""
     from narrative_cli.cli.errors import user_errors
     from narrative_cli.i18n import choose, t
@@ -117,29 +100,20 @@ def lore_check_command(
         results = check_suite(suite, lang)
     failed = [result for result in results if not result.ok]
     for result in results:
-        typer.echo(f"{t('check.ok' if result.ok else 'check.fail', lang)} {result.name}")
+        click.echo(f"{t('check.ok' if result.ok else 'check.fail', lang)} {result.name}")
         for failure in result.failures:
-            typer.echo(f"     {failure}")
-    typer.echo(t("check.summary", lang, passed=len(results) - len(failed), total=len(results)))
+            click.echo(f"     {failure}")
+    click.echo(t("check.summary", lang, passed=len(results) - len(failed), total=len(results)))
     if failed:
-        raise typer.Exit(1)
+        raise click.exceptions.Exit(1)
 
 
-@lore_app.command(
-    "lint",
-    cls=NarrativeCommand,
-    epilog=example("narrative lore lint sample_cards/lantern-keeper.png"),
-)
-def lore_lint_command(
-    card: Annotated[
-        Path, typer.Argument(metavar="CARD", help="Character card: PNG, JSON or CHARX.")
-    ],
-    lorebook: Annotated[
-        list[Path] | None,
-        typer.Option("--lorebook", metavar="FILE", help="World file to lint too (repeatable)."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-) -> None:
+@command("lint", "narrative lore lint sample_cards/lantern-keeper.png", parent=lore_group)
+@argument("card", type=PATH, metavar="CARD", help="Character card: PNG, JSON or CHARX.")
+@option("--lorebook", "lorebook", type=PATH, multiple=True, metavar="FILE",
+        help="World file to lint too (repeatable).")
+@option("--json", "as_json", is_flag=True, default=False, help="Print the result as JSON.")
+def lore_lint_command(card: Path, lorebook: tuple[Path, ...], as_json: bool) -> None:
     """Find entries that can never fire, duplicates, budget and whole-word problems, and show
     each entry's token cost. Exit 1 when an entry has an error, 2 on bad input."""
     from narrative_cli.cli.errors import user_errors
@@ -165,6 +139,6 @@ def lore_lint_command(
         columns = shutil.get_terminal_size((0, 0)).columns or None
         lines = report_lines(report, choose(None, card_language(loaded)), columns)
     for line in lines:
-        typer.echo(line)
+        click.echo(line)
     if report.errors:
-        raise typer.Exit(1)
+        raise click.exceptions.Exit(1)

@@ -3,103 +3,85 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from narrative_cli.cli import options as opts
-from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example
-
-Opt = typer.Option
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``replay`` command to the root app."""
-    app.command(
-        "replay",
-        cls=NarrativeCommand,
-        rich_help_panel=AUTHOR,
-        epilog=example(
-            "narrative replay chats/*.jsonl --card card.png --trace base/ --report before.json",
-            "narrative replay chats/*.jsonl --card card.png --responses base/",
-            "narrative replay --diff before.json after.json",
-        ),
-    )(replay_command)
+from narrative_cli.cli.help import AUTHOR, argument, command, option
+from narrative_cli.cli.types import DECIMAL, PATH, WHOLE_NUMBER, Whole
 
 
+def register(root: click.Group) -> None:
+    """Add the ``replay`` command to the root group."""
+    root.add_command(replay_command)
+
+
+@command(
+    "replay",
+    "narrative replay chats/*.jsonl --card card.png --trace base/ --report before.json",
+    "narrative replay chats/*.jsonl --card card.png --responses base/",
+    "narrative replay --diff before.json after.json",
+    panel=AUTHOR,
+)
+@argument("logs", type=PATH, nargs=-1, metavar="LOG...",
+          help="SillyTavern chats (.jsonl) or narrative-cli exports to replay.")
+@option("--card", "card", type=PATH, multiple=True, metavar="CARD",
+        help="The character card the logs use (repeat it for a group chat's members).")
+@opts.LOREBOOKS
+@opts.PRESET
+@opts.PERSONA
+@option("--user-name", "user_name", metavar="NAME",
+        help="Your name ({{user}}); default: the log's.")
+@opts.PROFILE
+@opts.PROVIDER
+@opts.BASE_URL
+@opts.MODEL
+@opts.API_KEY_ENV
+@option("--trace", "trace", type=PATH, metavar="DIR",
+        help="Write every model call to DIR (one sub-folder per log).")
+@option("--seed", "seed", type=WHOLE_NUMBER, metavar="N",
+        help="Seed for dice and lore rolls; default: from the log.")
+@opts.MODE
+@opts.LANG
+@option("--responses", "responses", type=PATH, metavar="DIR",
+        help="Answer every call from this recorded trace (no model needed).")
+@option("--jobs", "-j", "jobs", type=Whole(min=1), default=1, metavar="N",
+        help="Logs replayed at once.")
+@option("--rpm", "rpm", type=DECIMAL, metavar="N",
+        help="At most this many model calls a minute, all logs together.")
+@option("--report", "report", type=PATH, metavar="FILE",
+        help="Write per-log, per-turn figures to FILE.json.")
+@option("--force", "force", is_flag=True, default=False,
+        help="Let --report overwrite an existing file.")
+@option("--diff", "diff", type=(PATH, PATH), metavar="A B",
+        help="Compare two reports (A.json B.json) instead of replaying.")
+@option("--prices", "prices", type=PATH, metavar="FILE",
+        help="Prices per million tokens (YAML/JSON) for costs.")
+@opts.NO_COLOR
 def replay_command(
-    logs: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            metavar="LOG...", help="SillyTavern chats (.jsonl) or narrative-cli exports to replay."
-        ),
-    ] = None,
-    card: Annotated[
-        list[Path] | None,
-        Opt("--card", metavar="CARD",
-            help="The character card the logs use (repeat it for a group chat's members)."),
-    ] = None,
-    lorebook: opts.Lorebooks = None,
-    preset: opts.Preset = None,
-    persona: opts.Persona = None,
-    user_name: Annotated[
-        str | None,
-        Opt("--user-name", metavar="NAME", help="Your name ({{user}}); default: the log's."),
-    ] = None,
-    profile: opts.Profile = None,
-    provider: opts.Provider = None,
-    base_url: opts.BaseUrl = None,
-    model: opts.Model = None,
-    api_key_env: opts.ApiKeyEnv = None,
-    trace: Annotated[
-        Path | None,
-        Opt(
-            "--trace", metavar="DIR", help="Write every model call to DIR (one sub-folder per log)."
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        Opt("--seed", metavar="N", help="Seed for dice and lore rolls; default: from the log."),
-    ] = None,
-    mode: opts.Mode = None,
-    lang: opts.Lang = None,
-    responses: Annotated[
-        Path | None,
-        Opt(
-            "--responses",
-            metavar="DIR",
-            help="Answer every call from this recorded trace (no model needed).",
-        ),
-    ] = None,
-    jobs: Annotated[
-        int, Opt("--jobs", "-j", metavar="N", help="Logs replayed at once.", min=1)
-    ] = 1,
-    rpm: Annotated[
-        float | None,
-        Opt(
-            "--rpm", metavar="N", help="At most this many model calls a minute, all logs together."
-        ),
-    ] = None,
-    report: Annotated[
-        Path | None,
-        Opt("--report", metavar="FILE", help="Write per-log, per-turn figures to FILE.json."),
-    ] = None,
-    force: Annotated[
-        bool, Opt("--force", help="Let --report overwrite an existing file.")
-    ] = False,
-    diff: Annotated[
-        tuple[Path, Path] | None,
-        Opt(
-            "--diff",
-            metavar="A B",
-            help="Compare two reports (A.json B.json) instead of replaying.",
-        ),
-    ] = None,
-    prices: Annotated[
-        Path | None,
-        Opt("--prices", metavar="FILE", help="Prices per million tokens (YAML/JSON) for costs."),
-    ] = None,
-    no_color: opts.NoColor = False,
+    logs: tuple[Path, ...],
+    card: tuple[Path, ...],
+    lorebook: tuple[Path, ...],
+    preset: Path | None,
+    persona: str | None,
+    user_name: str | None,
+    profile: str | None,
+    provider: str | None,
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    trace: Path | None,
+    seed: int | None,
+    mode: str | None,
+    lang: str | None,
+    responses: Path | None,
+    jobs: int,
+    rpm: float | None,
+    report: Path | None,
+    force: bool,
+    diff: tuple[Path, Path] | None,
+    prices: Path | None,
+    no_color: bool,
 ) -> None:
     """Replay the user turns of chat logs through the pipeline, or compare two reports."""
     from narrative_cli.play.options import PlayOptions
@@ -110,7 +92,7 @@ def replay_command(
     if diff is not None:
         raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))
     if not logs or not card:
-        raise typer.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
+        raise click.BadParameter("give LOG files and --card CARD (or --diff A.json B.json)")
     options = PlayOptions(
         card=str(card[0]), members=[str(p) for p in card[1:]],
         lorebooks=[str(p) for p in lorebook or []], preset=opts.text(preset),
@@ -135,7 +117,7 @@ def replay_command(
     raise SystemExit(code)
 
 
-def _view_lang(flag: str | None, cards: list[Path] | None) -> str:
+def _view_lang(flag: str | None, cards: tuple[Path, ...]) -> str:
     """The report's language: ``--lang``, then the (first) card's language, then the locale.
     A card that does not load leaves the choice to the locale; ``run_replay`` reports it."""
     from narrative_cli.i18n import LANGS, choose

@@ -3,81 +3,71 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from narrative_cli.cli import options as opts
-from narrative_cli.cli.help import PLAY, NarrativeCommand, example
-
-Opt = typer.Option
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``run`` command to the root app."""
-    app.command(
-        "run",
-        cls=NarrativeCommand,
-        rich_help_panel=PLAY,
-        epilog=example("narrative run sample_cards/lantern-keeper.png --profile deepseek"),
-    )(run_command)
+from narrative_cli.cli.help import PLAY, argument, command, option
+from narrative_cli.cli.types import PATH, WHOLE_NUMBER
 
 
-def run_command(
-    cards: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="CARD...",
-            help="The character card (PNG, JSON, CHARX, YAML); several cards play as a group.",
-        ),
-    ] = None,
-    group: Annotated[
-        str | None,
-        Opt("--group", metavar="FILE|NAME",
-            help="A SillyTavern group file to play (or a group's name, with --st-data)."),
-    ] = None,
-    lorebook: opts.Lorebooks = None,
-    preset: opts.Preset = None,
-    persona: opts.Persona = None,
-    user_name: Annotated[
-        str | None, Opt("--user-name", metavar="NAME", help="Your name ({{user}}).")
-    ] = None,
-    profile: opts.Profile = None,
-    provider: opts.Provider = None,
-    base_url: opts.BaseUrl = None,
-    model: opts.Model = None,
-    api_key_env: opts.ApiKeyEnv = None,
-    trace: Annotated[
-        Path | None, Opt("--trace", metavar="DIR", help="Write every model call to DIR.")
-    ] = None,
-    seed: Annotated[
-        int | None, Opt("--seed", metavar="N", help="Seed for dice and lore rolls.")
-    ] = None,
-    mode: opts.Mode = None,
-    lang: opts.Lang = None,
-    session: Annotated[
-        str | None,
-        Opt("--session", metavar="NAME", help="Name the session (resumes it if it exists)."),
-    ] = None,
-    resume: Annotated[
-        str | None, Opt("--resume", metavar="ID", help="Resume session ID (or name).")
-    ] = None,
-    continue_last: Annotated[
-        bool,
-        Opt("-c", "--continue", help="Continue the last played session (of CARD, if given)."),
-    ] = False,
-    greeting: Annotated[
-        int | None, Opt("--greeting", metavar="N", help="Start with greeting N.")
-    ] = None,
-    st_data: Annotated[Path | None, Opt(
-        "--st-data", metavar="DIR",
+def register(root: click.Group) -> None:
+    """Add the ``run`` command to the root group."""
+    root.add_command(run_command)
+
+
+@command("run", "narrative run sample_cards/lantern-keeper.png --profile deepseek", panel=PLAY)
+@argument("cards", nargs=-1, metavar="CARD...",
+          help="The character card (PNG, JSON, CHARX, YAML); several cards play as a group.")
+@option("--group", "group", metavar="FILE|NAME",
+        help="A SillyTavern group file to play (or a group's name, with --st-data).")
+@opts.LOREBOOKS
+@opts.PRESET
+@opts.PERSONA
+@option("--user-name", "user_name", metavar="NAME", help="Your name ({{user}}).")
+@opts.PROFILE
+@opts.PROVIDER
+@opts.BASE_URL
+@opts.MODEL
+@opts.API_KEY_ENV
+@option("--trace", "trace", type=PATH, metavar="DIR", help="Write every model call to DIR.")
+@option("--seed", "seed", type=WHOLE_NUMBER, metavar="N", help="Seed for dice and lore rolls.")
+@opts.MODE
+@opts.LANG
+@option("--session", "session", metavar="NAME",
+        help="Name the session (resumes it if it exists).")
+@option("--resume", "resume", metavar="ID", help="Resume session ID (or name).")
+@option("-c", "--continue", "continue_last", is_flag=True, default=False,
+        help="Continue the last played session (of CARD, if given).")
+@option("--greeting", "greeting", type=WHOLE_NUMBER, metavar="N", help="Start with greeting N.")
+@option("--st-data", "st_data", type=PATH, metavar="DIR",
         help="SillyTavern's user data folder: CARD may be a character's name.")
-    ] = None,
-    catch_up: Annotated[bool | None, Opt(
-        "--catch-up/--no-catch-up",
+@option("--catch-up/--no-catch-up", "catch_up", default=None,
         help="An imported chat: summarise its old turns first, or skip (default: ask).")
-    ] = None,
-    no_color: opts.NoColor = False,
+@opts.NO_COLOR
+def run_command(
+    cards: tuple[str, ...],
+    group: str | None,
+    lorebook: tuple[Path, ...],
+    preset: Path | None,
+    persona: str | None,
+    user_name: str | None,
+    profile: str | None,
+    provider: str | None,
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    trace: Path | None,
+    seed: int | None,
+    mode: str | None,
+    lang: str | None,
+    session: str | None,
+    resume: str | None,
+    continue_last: bool,
+    greeting: int | None,
+    st_data: Path | None,
+    catch_up: bool | None,
+    no_color: bool,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
     from narrative_cli.play.launch import run_session
@@ -110,7 +100,7 @@ def run_command(
         catch_up=catch_up,
     )
     if not card and not group and not resume and not continue_last:
-        raise typer.BadParameter(
+        raise click.BadParameter(
             "give a CARD to play, --resume ID, or -c for the last session", param_hint="CARD"
         )
     raise SystemExit(run_session(options, TerminalFront.create(no_color=no_color)))

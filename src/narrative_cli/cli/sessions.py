@@ -6,21 +6,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
-from narrative_cli.cli.help import SETUP, NarrativeCommand, example, group
+from narrative_cli.cli.help import SETUP, F, NarrativeCommand, argument, command, group, option
+from narrative_cli.cli.types import PATH, WHOLE_NUMBER, OneOf
 
 if TYPE_CHECKING:
     from narrative_cli.store.sessions import SessionStore
 
-F = TypeVar("F", bound=Callable[..., Any])
-sessions_app = group("sessions", "List, show, export, import and delete saved sessions.")
-
-SessionRef = Annotated[
-    str, typer.Argument(metavar="SESSION", help="Session id (or its name, when unique).")
-]
+sessions_group = group("sessions", "List, show, export, import and delete saved sessions.", SETUP)
 
 
 class ExportFormat(str, Enum):
@@ -28,14 +24,18 @@ class ExportFormat(str, Enum):
     json = "json"
 
 
-def register(app: typer.Typer) -> None:
-    """Add the `sessions` command group to the root app."""
-    app.add_typer(sessions_app, name="sessions", rich_help_panel=SETUP)
+def register(root: click.Group) -> None:
+    """Add the `sessions` command group to the root group."""
+    root.add_command(sessions_group)
 
 
-def _command(name: str, *examples: str) -> Callable[[F], F]:
-    """``@sessions_app.command(name)`` with our help formatting and an example."""
-    return sessions_app.command(name, cls=NarrativeCommand, epilog=example(*examples))
+def _command(name: str, *examples: str) -> Callable[[Callable[..., Any]], NarrativeCommand]:
+    """``@sessions_group.command(name)`` with our help formatting and an example."""
+    return command(name, *examples, parent=sessions_group)
+
+
+def _session() -> Callable[[F], F]:
+    return argument("session", metavar="SESSION", help="Session id (or its name, when unique).")
 
 
 @contextmanager
@@ -53,9 +53,8 @@ def _store() -> Iterator[SessionStore]:
 
 
 @_command("list", "narrative sessions list --json")
-def sessions_list(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-) -> None:
+@option("--json", "as_json", is_flag=True, default=False, help="Print JSON instead of a table.")
+def sessions_list(as_json: bool) -> None:
     """List saved sessions, most recently played first."""
     from narrative_cli.ui.sessions_view import render_sessions
 
@@ -64,10 +63,9 @@ def sessions_list(
 
 
 @_command("show", "narrative sessions show 3 --full")
-def sessions_show(
-    session: SessionRef,
-    full: Annotated[bool, typer.Option("--full", help="Print whole texts, not previews.")] = False,
-) -> None:
+@_session()
+@option("--full", "full", is_flag=True, default=False, help="Print whole texts, not previews.")
+def sessions_show(session: str, full: bool) -> None:
     """Show a session and its turns."""
     from narrative_cli.ui.sessions_view import render_session
 
@@ -77,22 +75,13 @@ def sessions_show(
 
 
 @_command("export", "narrative sessions export 3 rainy-night.jsonl")
-def sessions_export(
-    session: SessionRef,
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="Where to write the export.")],
-    fmt: Annotated[
-        ExportFormat | None,
-        typer.Option(
-            "--format",
-            metavar="jsonl|json",
-            help="jsonl: a SillyTavern chat; json: everything. "
-            "Default: from FILE's suffix, else jsonl.",
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite FILE if it exists.")
-    ] = False,
-) -> None:
+@_session()
+@argument("file", type=PATH, metavar="FILE", help="Where to write the export.")
+@option("--format", "fmt", type=OneOf(ExportFormat), metavar="jsonl|json",
+        help="jsonl: a SillyTavern chat; json: everything. "
+        "Default: from FILE's suffix, else jsonl.")
+@option("--force", "force", is_flag=True, default=False, help="Overwrite FILE if it exists.")
+def sessions_export(session: str, file: Path, fmt: ExportFormat | None, force: bool) -> None:
     """Export a session as a SillyTavern chat (.jsonl) or a full JSON dump.
 
     FILE is never the session database (nor a link to it); an existing FILE needs --force.
@@ -116,26 +105,18 @@ def sessions_export(
     "narrative sessions import chat.jsonl --card card.png --name rainy-night",
     "narrative sessions import --group 'Tea Party' --st-data ~/SillyTavern/data/default-user",
 )
+@argument("file", type=PATH, required=False, metavar="FILE",
+          help="A SillyTavern chat (.jsonl); with --group, default: its open chat.")
+@option("--card", "card", type=PATH, metavar="CARD", help="The card the chat was played with.")
+@option("--group", "group", metavar="GROUP",
+        help="A SillyTavern group file (or a group's name, with --st-data): FILE is its chat.")
+@option("--st-data", "st_data", type=PATH, metavar="DIR",
+        help="SillyTavern's user data folder, for --group.")
+@option("--name", "name", metavar="NAME", help="Name (default: FILE).")
+@option("--seed", "seed", type=WHOLE_NUMBER, metavar="N", help="Seed for dice and rolls.")
 def sessions_import(
-    file: Annotated[Path | None, typer.Argument(
-        metavar="FILE", help="A SillyTavern chat (.jsonl); with --group, default: its open chat.",
-        show_default=False)] = None,
-    card: Annotated[
-        Path | None,
-        typer.Option("--card", metavar="CARD", help="The card the chat was played with."),
-    ] = None,
-    group: Annotated[str | None, typer.Option(
-        "--group", metavar="GROUP",
-        help="A SillyTavern group file (or a group's name, with --st-data): FILE is its chat.",
-    )] = None,
-    st_data: Annotated[Path | None, typer.Option(
-        "--st-data", metavar="DIR", help="SillyTavern's user data folder, for --group.")] = None,
-    name: Annotated[
-        str | None, typer.Option("--name", metavar="NAME", help="Name (default: FILE).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", metavar="N", help="Seed for dice and rolls.")
-    ] = None,
+    file: Path | None, card: Path | None, group: str | None, st_data: Path | None,
+    name: str | None, seed: int | None,
 ) -> None:
     """Import a SillyTavern chat, or a group's chat, as a new session.
 
@@ -151,10 +132,9 @@ def sessions_import(
 
 
 @_command("rename", "narrative sessions rename 3 rainy-night")
-def sessions_rename(
-    session: SessionRef,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The new name.")],
-) -> None:
+@_session()
+@argument("name", metavar="NAME", help="The new name.")
+def sessions_rename(session: str, name: str) -> None:
     """Give a session another name."""
     from narrative_cli.ui.sessions_view import render_renamed
 
@@ -165,10 +145,9 @@ def sessions_rename(
 
 
 @_command("delete", "narrative sessions delete 3 --yes")
-def sessions_delete(
-    session: SessionRef,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-) -> None:
+@_session()
+@option("--yes", "-y", "yes", is_flag=True, default=False, help="Do not ask for confirmation.")
+def sessions_delete(session: str, yes: bool) -> None:
     """Delete a session and all its turns (branches made from it stay)."""
     from narrative_cli.ui.sessions_view import render_deleted
 
@@ -176,6 +155,6 @@ def sessions_delete(
         info = store.find(session)
         if not yes:
             question = f"Delete session {info.id} ({info.name}, turns 0..{info.last_turn})?"
-            typer.confirm(question, abort=True)
+            click.confirm(question, abort=True)
         store.delete(info.id)
         render_deleted(info)

@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from narrative_cli.cli.help import AUTHOR, NarrativeCommand, example, group
+from narrative_cli.cli.help import AUTHOR, argument, command, group, option
+from narrative_cli.cli.types import PATH, WHOLE_NUMBER
 
-trace_app = group("trace", "Read traces written with --trace DIR.")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``trace`` command group to the root app."""
-    app.add_typer(trace_app, name="trace", rich_help_panel=AUTHOR)
+trace_group = group("trace", "Read traces written with --trace DIR.", AUTHOR)
 
 
-@trace_app.command(
+def register(root: click.Group) -> None:
+    """Add the ``trace`` command group to the root group."""
+    root.add_command(trace_group)
+
+
+@command(
     "show",
-    cls=NarrativeCommand,
-    epilog=example("narrative run card.png --trace out/ && narrative trace show out/ --turn 3"),
+    "narrative run card.png --trace out/ && narrative trace show out/ --turn 3",
+    parent=trace_group,
 )
-def trace_show(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A --trace directory.")],
-    turn: Annotated[int | None, typer.Option("--turn", metavar="N", help="Only this turn.")] = None,
-    no_color: Annotated[bool, typer.Option("--no-color", help="Plain output.")] = False,
-) -> None:
+@argument("directory", type=PATH, metavar="DIR", help="A --trace directory.")
+@option("--turn", "turn", type=WHOLE_NUMBER, metavar="N", help="Only this turn.")
+@option("--no-color", "no_color", is_flag=True, default=False, help="Plain output.")
+def trace_show(directory: Path, turn: int | None, no_color: bool) -> None:
     """Per turn and agent: the prompt block by block, the cached prefix, and the usage."""
     from narrative_cli.play.trace_report import read_trace, trace_reports
     from narrative_cli.ui.console import make_consoles
