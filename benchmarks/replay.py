@@ -39,12 +39,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.servers import ScriptedServer  # noqa: E402
-from tests.story_replies import StoryScript  # noqa: E402
+from tests.story_replies import NARRATIVES, StoryScript  # noqa: E402
 
 from narrative_cli.play.options import PlayOptions  # noqa: E402
 from narrative_cli.replay.logs import read_logs  # noqa: E402
@@ -70,10 +73,33 @@ def make_log(folder: Path, name: str, turns: int) -> Path:
     return path
 
 
-def record(logs: list[Path], trace: Path, jobs: int, store: Path) -> float:
-    """Replay ``logs`` live on the loopback server into ``trace``; returns the seconds taken."""
+@dataclass
+class VariedStory(StoryScript):
+    """The scripted story with a narrative and a summary line of its own every turn, as a
+    real story has: ``StoryScript`` repeats "The fog rolls on." after four turns, which lets
+    anything that remembers a text's result (regex scripts, search) look cheaper than it is."""
+
+    narratives: deque[str] = field(default_factory=deque)
+    night: int = 0
+
+    def writing(self) -> Any:
+        self.night += 1
+        base = NARRATIVES[self.night % len(NARRATIVES)]
+        self.narratives.append(f"{base} Night {self.night}: the fog lifts and falls again.")
+        return super().writing()
+
+    def analysis(self) -> dict[str, Any]:
+        self.summary = f"Night {self.night}: the apprentice kept the lamp with Edda."
+        return super().analysis()
+
+
+def record(
+    logs: list[Path], trace: Path, jobs: int, store: Path, varied: bool = False
+) -> float:
+    """Replay ``logs`` live on the loopback server into ``trace``; returns the seconds taken.
+    ``varied``: every turn's story text differs (``VariedStory``)."""
     with ScriptedServer() as server:
-        server.reply_with(StoryScript())
+        server.reply_with(VariedStory() if varied else StoryScript())
         options = PlayOptions(
             card=str(CARD),
             provider="openai",
@@ -158,7 +184,7 @@ def part_whole_process(lengths: list[int], keep: Path | None = None, runs: int =
         log, trace = folder / f"log{turns}.jsonl", folder / f"trace-{turns}"
         if not (trace / "calls.jsonl").is_file():
             log = make_log(folder, f"log{turns}", turns)
-            record([log], trace, 1, folder / f"record-{turns}.db")
+            record([log], trace, 1, folder / f"record-{turns}.db", varied=True)
         results = []
         for run in range(runs):
             home = Path(tempfile.mkdtemp(prefix=f"home-{turns}-{run}-", dir=folder))

@@ -75,3 +75,28 @@ def test_a_long_history_goes_to_the_sandbox_in_few_calls_and_then_only_its_new_t
         assert len(calls) == 1 and calls[0] <= 8  # the new turn and the few still in range
         assert history[-1].user == f"I check the FOG, night {n}."
         assert "FOG" not in history[-5].narrative  # gone out of the recent script's range
+
+
+def test_a_turns_narrative_goes_to_the_sandbox_once_for_all_the_agents_that_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The analysis, the MVU extraction and the post tools each read the turn's narrative
+    through the prompt scripts (issue #17, session five: three sandbox round trips a turn)."""
+    calls: list[str] = []
+    real = regex_scripts.run_scripts
+
+    def counted(text: str, *args: object, **kwargs: object) -> object:
+        calls.append(text)
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(regex_scripts, "run_scripts", counted)
+    scripts = _scripts()
+    narrative = _turn(1).narrative
+    results = [scripts.ai_output(narrative, 0) for _ in range(3)]
+    assert len(calls) == 1
+    assert results[0] == results[2] and "FOG" in results[0] and "LAMP" in results[0]
+    deep = scripts.ai_output(narrative, 9)  # out of the recent script's range: other scripts
+    assert len(calls) == 2 and "fog" in deep and "LAMP" in deep
+    scripts._drop(scripts._ready[1], "failed: test")  # a script dropped: no stale result
+    after = scripts.ai_output(narrative, 0)
+    assert len(calls) == 3 and "FOG" in after and "LAMP" not in after

@@ -439,3 +439,23 @@ def test_several_processes_opening_a_new_database_at_once_all_succeed(tmp_path: 
     failures = [p.stderr.read().decode() for p in procs if p.wait(timeout=60) != 0]  # type: ignore[union-attr]
     assert failures == []
     assert len(SessionStore(path).list_sessions()) == 0
+
+
+def test_a_snapshot_s_nested_values_are_stored_as_encoding_each_whole_value_gives() -> None:
+    """Snapshots are written from their parts' JSON (issue #17, session five); the stored
+    bytes must stay what encoding each value whole gives, or a database written before would
+    stop sharing its blobs with new turns."""
+    from narrative_cli.store import blobs
+
+    small = {"名字": "艾达", "hp": 3.5, "flags": [True, None, {"深": {"更深": [1, 2]}}], "": {}}
+    big: dict[Any, Any] = {f"键{i}": {"值": i, "说明": "雾里的灯" * 3, "列": [i, 0.25]} for i in range(9)}
+    big.update({1: "int key", "ok": False})
+    value = {"small": small, "big": big, "text": "x" * 600}
+    packed = blobs.pack(value)
+    root = blobs.decode(packed.root)["d"]
+    assert root["small"] == {"v": small} and "b" in root["text"]
+    stored = packed.blobs[bytes.fromhex(root["big"]["b"])]
+    assert stored == json.dumps(big, ensure_ascii=False, separators=(",", ":")).encode()
+    assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
+    with pytest.raises(StoreError):
+        blobs.pack({"a": {"b": float("nan")}})

@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
-
 from narrative_cli.credentials import scrub_text, scrub_url
 from narrative_cli.domain import Message
 from narrative_cli.errors import (
@@ -140,8 +138,12 @@ def one_line(text: str, limit: int = 300) -> str:
 def backend_errors(provider: str, url: str = "") -> Iterator[None]:
     """Translate httpx failures into BackendError subclasses naming ``provider``.
 
-    KeyboardInterrupt and every non-httpx exception pass through untouched.
+    KeyboardInterrupt and every non-httpx exception pass through untouched. httpx is imported
+    here, by the backends that speak HTTP, not by every command that imports this module (a
+    recorded replay never opens a connection, and httpx took 0.2 s of its start-up).
     """
+    import httpx
+
     where: Phrase | str = Phrase("http.at", {"url": scrub_url(url)}) if url else ""
     try:
         yield

@@ -48,6 +48,7 @@ turn was not committed.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from narrative_cli.agents.table import streaming_agents
@@ -382,4 +383,11 @@ def card_describes_checks(story: Story) -> bool:
     routes = routes_for(story.entries)
     tools = set(map(id, routes.enabled(TOOL)))
     texts += [e.content for e in story.entries if not e.disabled and id(e) not in tools]
+    return _describes_checks(tuple(texts))
+
+
+@functools.lru_cache(maxsize=16)
+def _describes_checks(texts: tuple[str, ...]) -> bool:
+    """``describes_checks`` once per card and lore: the same texts are asked about every turn,
+    and searching a large book's every entry for check words took 2% of a replayed turn."""
     return describes_checks(texts)

@@ -58,6 +58,7 @@ Macros = Callable[[str], str]
 _Key = tuple[str, int, tuple[int, ...]]  # a text, its placement, the scripts it runs through
 MANY_JOBS = 200  # texts per sandbox call of _apply_many (a call has MANY_TIME_LIMIT)
 MANY_CHARS = 40_000  # JSON characters of those texts (a result is capped at 64 KiB)
+SINGLE_KEPT = 64  # results of single texts remembered (a script is a pure function of its text)
 
 
 def _no_macros(text: str) -> str:
@@ -81,6 +82,9 @@ class RegexScripts:
     _ready: list[_Ready] = field(default_factory=list, repr=False)
     # (text, placement, the scripts run) -> result, for the texts of the last _apply_many
     _memo: dict[_Key, str] = field(default_factory=dict, repr=False)
+    # the same for single texts (``apply``): a turn sends its narrative through the same
+    # scripts for each agent that reads it, the analysis, the MVU extraction, the post tools
+    _single: dict[_Key, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         applies = shows if self.target == "display" else prompts
@@ -212,7 +216,14 @@ class RegexScripts:
         chosen = self._chosen(placement, depth)
         if not chosen or not text:
             return text
-        return self._run_one(text, chosen)
+        key = (text, placement, tuple(id(r) for r in chosen))
+        known = self._single.get(key)
+        if known is None:
+            known = self._run_one(text, chosen)
+            if len(self._single) >= SINGLE_KEPT:
+                self._single.clear()
+            self._single[key] = known
+        return known
 
     def _run_one(self, text: str, chosen: list[_Ready]) -> str:
         outcome = run_scripts(text, [r.js for r in chosen])

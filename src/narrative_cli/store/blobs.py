@@ -104,7 +104,7 @@ class Packed:
 def pack(value: Any) -> Packed:
     """Split a JSON value into a compressed root and content-addressed blobs."""
     blobs: dict[bytes, bytes] = {}
-    node = _pack_node(value, blobs, ())
+    node, _ = _pack(value, blobs, ())
     return Packed(root=encode(node), blobs=blobs)
 
 
@@ -149,14 +149,28 @@ def count_hashes(roots: Iterable[bytes | None]) -> Counter[bytes]:
     return counts
 
 
-def _pack_node(value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]) -> dict[str, Any]:
+def _pack(
+    value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]
+) -> tuple[dict[str, Any], bytes | None]:
+    """The node of ``value`` and, when the node is inline (``{"v": …}``), the value's JSON.
+
+    A dict whose children are all inline is written from its children's JSON, not encoded
+    again: encoding each level's whole subtree anew made a snapshot's small nested values
+    (the variables, the game state) be encoded once per level of depth."""
     if isinstance(value, dict):
-        children = {
-            _key(key): _pack_node(item, blobs, (*path, _key(key))) for key, item in value.items()
-        }
-        if all("v" in child for child in children.values()):
-            return _small_or_blob(value, blobs)
-        return {"d": children}
+        children: dict[str, dict[str, Any]] = {}
+        parts: list[bytes] | None = []
+        for key, item in value.items():
+            name = _key(key)
+            child, data = _pack(item, blobs, (*path, name))
+            children[name] = child
+            if parts is not None and data is not None:
+                parts.append(_key_json(name) + data)
+            else:
+                parts = None
+        if parts is None:
+            return {"d": children}, None
+        return _inline_or_blob(value, b"{" + b",".join(parts) + b"}", blobs)
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
         memo = _shared_prefix(value, path)
         items = None
@@ -166,10 +180,30 @@ def _pack_node(value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]) -> 
         else:
             data = dumps(value)
         if len(data) < CHUNK_MIN_BYTES:
-            return {"b": _store(data, blobs)}
+            return {"b": _store(data, blobs)}, None
         chunks = _list_chunks(value, data, path, items)
-        return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}
-    return _small_or_blob(value, blobs)
+        return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
+    return _inline_or_blob(value, dumps(value), blobs)
+
+
+def _inline_or_blob(
+    value: Any, data: bytes, blobs: dict[bytes, bytes]
+) -> tuple[dict[str, Any], bytes | None]:
+    if len(data) <= INLINE_LIMIT:
+        return {"v": value}, data
+    return {"b": _store(data, blobs)}, None
+
+
+_KEYS: dict[str, bytes] = {}  # a dict key's JSON with its colon; the same keys recur
+
+
+def _key_json(name: str) -> bytes:
+    known = _KEYS.get(name)
+    if known is None:
+        known = dumps(name) + b":"
+        if len(_KEYS) < 4096:
+            _KEYS[name] = known
+    return known
 
 
 def _shared_prefix(value: list[Any], path: tuple[str, ...]) -> _ListMemo | None:
@@ -250,13 +284,6 @@ def _key(key: Any) -> str:
     if isinstance(key, str):
         return key
     return str(next(iter(json.loads(dumps({key: 0})))))
-
-
-def _small_or_blob(value: Any, blobs: dict[bytes, bytes]) -> dict[str, Any]:
-    data = dumps(value)
-    if len(data) <= INLINE_LIMIT:
-        return {"v": value}
-    return {"b": _store(data, blobs)}
 
 
 def _store(data: bytes, blobs: dict[bytes, bytes]) -> str:
