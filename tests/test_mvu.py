@@ -513,3 +513,16 @@ def test_nun_ninja_world_initvar_entry() -> None:
     assert new["近期事件"] == ["潜入铁匠铺"]
     assert [r.reason for r in result.rejected] == ['顶层分类 "月影阁" 不存在，不能新建一级分类']
     assert "  时段: 下午" in mvu_summary(new).splitlines()
+
+
+def test_the_state_summary_follows_variables_changed_in_place() -> None:
+    """Summaries are remembered by the variables' content (a turn shows them to every agent,
+    issue #17): a tree changed in place, or a value of another type, shows as it is now."""
+    tree: dict[str, Any] = {"hp": 1, "tags": ["a"], "pos": (1, 2)}
+    assert mvu_summary(tree, "en").splitlines() == ["hp: 1", "tags: [a]", "pos: [1,2]"]
+    tree["tags"].append("b")
+    tree["hp"] = True
+    assert mvu_summary(tree, "en").splitlines() == ["hp: true", "tags: [a, b]", "pos: [1,2]"]
+    tree["pos"] = [1, 2]
+    assert mvu_summary(tree, "en").splitlines()[2] == "pos: [1, 2]"
+    assert mvu_summary(tree, "zh") == mvu_summary(dict(tree), "zh")

@@ -606,3 +606,40 @@ def test_bad_logs_name_the_file(tmp_path: Path) -> None:
 def test_labels_stay_unique_and_short() -> None:
     assert unique_labels(["a/chat.jsonl", "b/chat.jsonl", "c.jsonl"]) == ["a/chat", "b/chat", "c"]
     assert unique_labels(["x/chat.jsonl", "x/chat.jsonl"]) == ["x/chat", "x/chat-2"]
+
+
+def test_a_recorded_request_matches_however_its_parameters_were_held(tmp_path: Path) -> None:
+    """The replay compares a prompt as it is first (#17, session five), then as JSON gives it
+    back, then scrubbed: a tuple where the recording has a list and a schema with mixed key
+    types match (the scrubbed key: ``test_a_prompt_holding_a_key_...``); a changed text or
+    parameter is drift."""
+    from narrative_cli.backends.base import ChatRequest
+    from narrative_cli.domain import Message
+    from narrative_cli.errors import ReplayMismatch
+    from narrative_cli.replay.recorded import CallRef, RecordedBackend, SessionCalls
+
+    recorded = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "lamp ***"}],
+        "stop": ["a", "b"],
+        "stream": False,
+        "json_schema": {"name": "x", "schema": {"1": 0, "k": 1}},
+    }
+    line = {"session": "s", "turn": 1, "agent": "writing", "request": recorded,
+            "response": {"text": "ok"}, "usage": {}, "latency_ms": 1}
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    calls = SessionCalls("s", {1: [CallRef(path, 0, 1, "writing", 1)]})
+
+    def ask(text: str, stop: Any, schema: dict[Any, Any]) -> str:
+        backend = RecordedBackend(calls, "log")
+        backend.begin_turn(1)
+        request = ChatRequest([Message("user", text)], agent="writing", model="m", stop=stop,
+                              json_schema={"name": "x", "schema": schema})
+        return backend.complete(request).text
+
+    assert ask("lamp ***", ("a", "b"), {1: 0, "k": 1}) == "ok"
+    with pytest.raises(ReplayMismatch, match="message 1"):
+        ask("lamp oil", ["a", "b"], {"1": 0, "k": 1})
+    with pytest.raises(ReplayMismatch, match="stop"):
+        ask("lamp ***", ["a"], {"1": 0, "k": 1})

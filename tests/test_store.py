@@ -448,7 +448,9 @@ def test_a_snapshot_s_nested_values_are_stored_as_encoding_each_whole_value_give
     from narrative_cli.store import blobs
 
     small = {"名字": "艾达", "hp": 3.5, "flags": [True, None, {"深": {"更深": [1, 2]}}], "": {}}
-    big: dict[Any, Any] = {f"键{i}": {"值": i, "说明": "雾里的灯" * 3, "列": [i, 0.25]} for i in range(9)}
+    big: dict[Any, Any] = {
+        f"键{i}": {"值": i, "说明": "雾里的灯" * 3, "列": [i, 0.25]} for i in range(9)
+    }
     big.update({1: "int key", "ok": False})
     value = {"small": small, "big": big, "text": "x" * 600}
     packed = blobs.pack(value)

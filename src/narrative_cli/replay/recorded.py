@@ -32,7 +32,7 @@ from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
 from narrative_cli.held import check_target
 from narrative_cli.pipeline.trace import request_params
-from narrative_cli.replay.drift import first_difference
+from narrative_cli.replay.drift import Drift, first_difference
 
 CALLS_FILE = "calls.jsonl"
 SETTINGS_FILE = "replay-settings.json"  # what a recording replay needs beyond the calls
@@ -286,9 +286,7 @@ class RecordedBackend:
         call = self.calls.pick(turn, request.agent, index)
         if call is None:
             raise self._missing(turn, request.agent, index)
-        drift = first_difference(call.request, current_request(request, call, scrubbed=False))
-        if drift is not None:  # the recorded request was scrubbed: compare it scrubbed too
-            drift = first_difference(call.request, current_request(request, call))
+        drift = _drift(call, request)
         if drift is not None:
             raise ReplayMismatch(
                 f"{self.log}: turn {turn}, {request.agent} (attempt {call.attempt}): the prompt "
@@ -317,21 +315,41 @@ class RecordedBackend:
         return ReplayMismatch(f"{self.log}: turn {turn}: {what}", hint=DRIFT_HINT)
 
 
+def _drift(call: RecordedCall, request: ChatRequest) -> Drift | None:
+    """Where ``request`` differs from the recorded one: compared as it is first, then as JSON
+    gives it back, then scrubbed as the recording was (see ``current_request``)."""
+    try:
+        if first_difference(call.request, current_request(request, call, shaped=True)) is None:
+            return None
+    except (TypeError, ValueError):  # parameters JSON cannot sort as they are: round-trip
+        pass
+    drift = first_difference(call.request, current_request(request, call, scrubbed=False))
+    if drift is not None:
+        drift = first_difference(call.request, current_request(request, call))
+    return drift
+
+
 def current_request(
-    request: ChatRequest, recorded: RecordedCall, *, scrubbed: bool = True
+    request: ChatRequest, recorded: RecordedCall, *, scrubbed: bool = True, shaped: bool = False
 ) -> dict[str, Any]:
     """``request`` as the trace writes it, JSON round-tripped so it compares with a record.
 
     ``scrubbed=False`` leaves secrets in: a request equal to the recording that way is equal
     to it scrubbed too (the recording is scrubbed already, and scrubbing twice changes
-    nothing), and scrubbing every prompt of a replay was a tenth of its time (#17)."""
+    nothing), and scrubbing every prompt of a replay was a tenth of its time (#17).
+    ``shaped=True``: not scrubbed and not round-tripped either. ``first_difference`` compares
+    the messages' roles and texts, which JSON gives back as they were, and the parameters as
+    canonical JSON, so a request equal to the recording this way is equal to it round-tripped
+    (the round trip of every prompt was 2% of a replayed turn; #17, session five)."""
     model = request.model or str(recorded.request.get("model") or "")
-    shaped = {
+    value = {
         "model": model,
         "messages": [m.to_dict() for m in request.messages],
         **request_params(request),
     }
-    value: dict[str, Any] = json.loads(
-        json.dumps(scrub(shaped) if scrubbed else shaped, ensure_ascii=False)
+    if shaped:
+        return value
+    copied: dict[str, Any] = json.loads(
+        json.dumps(scrub(value) if scrubbed else value, ensure_ascii=False)
     )
-    return value
+    return copied

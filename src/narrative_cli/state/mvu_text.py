@@ -40,9 +40,24 @@ def mvu_summary(variables: Mapping[str, Any] | None, lang: str = "zh") -> str:
     key = "zh" if lang == "zh" else "en"
     if variables is None:
         return NO_DATA[key]
+    seen = (key, repr(variables))  # every agent's prompt of a turn shows the same variables
+    known = _SUMMARIES.get(seen)
+    if known is not None:
+        return known
     lines: list[str] = []
     _summary_lines(variables, 0, lines, has_descriptions(variables), key)
-    return "\n".join(lines) if lines else EMPTY_TREE[key]
+    text = "\n".join(lines) if lines else EMPTY_TREE[key]
+    if len(_SUMMARIES) >= SUMMARIES_KEPT:
+        _SUMMARIES.clear()
+    _SUMMARIES[seen] = text
+    return text
+
+
+# The summaries of the last few variable trees, by their ``repr`` (which tells 1 from 1.0,
+# from True and from "1", and a list from a tuple, as the summary does): a turn's prompts show
+# the same variables up to six times (issue #17, session five).
+_SUMMARIES: dict[tuple[str, str], str] = {}
+SUMMARIES_KEPT = 16
 
 
 def _summary_lines(
