@@ -100,3 +100,29 @@ def test_a_turns_narrative_goes_to_the_sandbox_once_for_all_the_agents_that_read
     scripts._drop(scripts._ready[1], "failed: test")  # a script dropped: no stale result
     after = scripts.ai_output(narrative, 0)
     assert len(calls) == 3 and "FOG" in after and "LAMP" not in after
+
+
+def test_next_turns_history_takes_the_narrative_the_agents_read_without_a_sandbox_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+    real_many, real_one = regex_scripts.run_many, regex_scripts.run_scripts
+
+    def many(jobs: list[tuple[str, list[regex_scripts.JsScript]]]) -> object:
+        calls.append(len(jobs))
+        return real_many(jobs)
+
+    def one(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real_one(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(regex_scripts, "run_many", many)
+    monkeypatch.setattr(regex_scripts, "run_scripts", one)
+    scripts = _scripts()
+    narrative = _turn(7).narrative
+    read = scripts.ai_output(narrative, 0)
+    assert calls == [1]
+    again = scripts.apply_many([(narrative, regex_scripts.AI_OUTPUT, 0)])
+    assert again == [read] and calls == [1]
+    deeper = scripts.apply_many([(narrative, regex_scripts.AI_OUTPUT, 5)])  # other scripts
+    assert calls == [1, 1] and "fog" in deeper[0] and "LAMP" in deeper[0]

@@ -149,6 +149,8 @@ class RegexScripts:
                 continue
             if key in self._memo:
                 known[key] = self._memo[key]
+            elif key in self._single:  # last turn's narrative, read by this turn's agents
+                known[key] = self._single[key]
             else:
                 todo[key] = scripts
         for part in _parts(list(todo.items())):
