@@ -25,6 +25,12 @@ logs and traces in DIR and reuses them next time (recording 2,000 turns live tak
 hour on a loaded machine); ``--runs N`` replays each N times and keeps the fastest.
 
     python benchmarks/replay.py --whole-process 500,2000 --keep /tmp/replay-logs --runs 2
+    python benchmarks/replay.py --whole-process 500 --keep /tmp/replay-logs --before /work/main/src
+
+The recorded story differs every turn (``VariedStory``). The replays read our modules'
+compiled bytecode, compiled once beforehand as an installed package's is (``--no-bytecode``:
+each run compiles them, as the dev environment's ``PYTHONDONTWRITEBYTECODE`` makes it do);
+``--before SRC`` replays the code in SRC too, alternating run for run, for a baseline.
 
 Medians are printed; the machine is noisy (2 cores), so read the ratios, not the absolutes.
 """
@@ -93,9 +99,7 @@ class VariedStory(StoryScript):
         return super().analysis()
 
 
-def record(
-    logs: list[Path], trace: Path, jobs: int, store: Path, varied: bool = False
-) -> float:
+def record(logs: list[Path], trace: Path, jobs: int, store: Path, varied: bool = False) -> float:
     """Replay ``logs`` live on the loopback server into ``trace``; returns the seconds taken.
     ``varied``: every turn's story text differs (``VariedStory``)."""
     with ScriptedServer() as server:
@@ -154,11 +158,33 @@ def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def whole_process(log: Path, trace: Path, home: Path) -> tuple[float, float, int]:
+def bytecode_env(folder: Path) -> dict[str, str]:
+    """The environment of a replay that reads our modules' compiled bytecode, as an installed
+    package does (pip compiles it at install time). The dev environment sets
+    ``PYTHONDONTWRITEBYTECODE``, so every process there compiles about 180 modules from source
+    first: 0.8 s of a replay's start-up that no user pays. The cache goes to ``folder``
+    (``PYTHONPYCACHEPREFIX``), filled here for the package the child will import."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(folder)
+    where = subprocess.run(
+        [sys.executable, "-c", "import narrative_cli; print(narrative_cli.__path__[0])"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", where], env=env, check=True)
+    return env
+
+
+def whole_process(
+    log: Path, trace: Path, home: Path, base: dict[str, str] | None = None
+) -> tuple[float, float, int]:
     """``narrative replay --responses`` as its own process: (seconds, CPU seconds, peak RSS in
     bytes). CPU time (user + system, the QuickJS helper's included) is what a loaded machine
-    does not inflate; the peak is the largest of the process and its helper."""
-    env = {**os.environ, "NARRATIVE_HOME": str(home)}
+    does not inflate; the peak is the largest of the process and its helper. ``base``: the
+    environment (``bytecode_env``), else this process's."""
+    env = {**(base if base is not None else os.environ), "NARRATIVE_HOME": str(home)}
     command = [sys.executable, "-m", "narrative_cli", "replay", str(log), "--card", str(CARD)]
     command += ["--responses", str(trace)]
     errors = home.with_suffix(".stderr")
@@ -173,30 +199,72 @@ def whole_process(log: Path, trace: Path, home: Path) -> tuple[float, float, int
     return seconds, cpu, usage.ru_maxrss * 1024  # kilobytes on Linux
 
 
-def part_whole_process(lengths: list[int], keep: Path | None = None, runs: int = 1) -> None:
+def child_env(bytecode: bool, folder: Path, source: str | None) -> dict[str, str] | None:
+    """The replay's environment: ``source`` first on ``PYTHONPATH`` (the code measured), and
+    its bytecode compiled once into a cache of its own (``bytecode_env``)."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([source, *env.get("PYTHONPATH", "").split(os.pathsep)])
+    if not bytecode:
+        return env if source is not None else None
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        return bytecode_env(Path(tempfile.mkdtemp(prefix="pycache-", dir=folder)))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def part_whole_process(
+    lengths: list[int],
+    keep: Path | None = None,
+    runs: int = 1,
+    bytecode: bool = True,
+    before: str | None = None,
+) -> None:
     """Record each length's log once (or reuse it from ``keep``), then replay it ``runs``
-    times as its own process; the best run of each length is printed (least disturbed)."""
+    times as its own process; the best run of each length is printed (least disturbed).
+    ``bytecode``: the replay reads compiled bytecode, as an installed package does.
+    ``before``: a source folder (``/work/main/src``) replayed too, run for run alternately
+    with this code, on the same recorded log: the BEFORE row and the ratio."""
     folder = keep or Path(tempfile.mkdtemp(prefix="replay-whole-"))
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["NARRATIVE_HOME"] = str(folder / "home")
+    print("bytecode: " + ("compiled once, as installed" if bytecode else "compiled by each run"))
+    codes = {"after": child_env(bytecode, folder, None)}
+    if before is not None:
+        codes = {"before": child_env(bytecode, folder, before), **codes}
     rows = []
     for turns in lengths:
         log, trace = folder / f"log{turns}.jsonl", folder / f"trace-{turns}"
         if not (trace / "calls.jsonl").is_file():
             log = make_log(folder, f"log{turns}", turns)
             record([log], trace, 1, folder / f"record-{turns}.db", varied=True)
-        results = []
+        results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in codes}
         for run in range(runs):
-            home = Path(tempfile.mkdtemp(prefix=f"home-{turns}-{run}-", dir=folder))
-            results.append(whole_process(log, trace, home))
-        seconds, cpu, rss = min(results)
+            for name, env in codes.items():
+                home = Path(tempfile.mkdtemp(prefix=f"home-{turns}-{run}-", dir=folder))
+                results[name].append(whole_process(log, trace, home, env))
+        best = {name: min(found) for name, found in results.items()}
+        for name, (seconds, cpu, rss) in best.items():
+            print(
+                f"{turns} turns{'' if before is None else ' ' + name.upper()}: "
+                f"{turns / seconds:.1f} turns/s whole process ({seconds:.1f} s), "
+                f"{turns / cpu:.1f} turns per CPU second ({cpu:.1f} s), "
+                f"peak memory {rss / 2**20:.0f} MB, trace folder "
+                f"{folder_bytes(trace) / 2**20:.1f} MB, load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+        if before is not None:
+            (old_s, old_cpu, _), (new_s, new_cpu, _) = best["before"], best["after"]
+            print(
+                f"{turns} turns AFTER against BEFORE: {old_s / new_s:.2f}x wall, "
+                f"{old_cpu / new_cpu:.2f}x per CPU second"
+            )
+        seconds, cpu, rss = best["after"]
         rows.append((turns, turns / seconds, turns / cpu, rss, folder_bytes(trace)))
-        print(
-            f"{turns} turns: {turns / seconds:.1f} turns/s whole process ({seconds:.1f} s), "
-            f"{turns / cpu:.1f} turns per CPU second ({cpu:.1f} s), "
-            f"peak memory {rss / 2**20:.0f} MB, trace folder {folder_bytes(trace) / 2**20:.1f} MB",
-            flush=True,
-        )
     first = rows[0]
     for turns, rate, per_cpu, rss, size in rows[1:]:
         print(
@@ -219,10 +287,18 @@ def main() -> None:
         "--keep", type=Path, help="whole process: keep (and reuse) the recorded logs here"
     )
     parser.add_argument("--runs", type=int, default=1, help="whole process: replays per log")
+    parser.add_argument(
+        "--before", metavar="SRC", help="whole process: also replay the code in SRC (a baseline)"
+    )
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="whole process: let each run compile our modules (PYTHONDONTWRITEBYTECODE as set)",
+    )
     args = parser.parse_args()
     if args.whole_process:
         lengths = [int(n) for n in args.whole_process.split(",")]
-        part_whole_process(lengths, args.keep, args.runs)
+        part_whole_process(lengths, args.keep, args.runs, not args.no_bytecode, args.before)
         return
     folder = Path(tempfile.mkdtemp(prefix="replay-bench-"))
     os.environ["NARRATIVE_HOME"] = str(folder / "home")
