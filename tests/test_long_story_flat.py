@@ -4,6 +4,7 @@ story did in between (next turns, undo, regenerate, new folds, edited lines)."""
 
 from __future__ import annotations
 
+import json
 import random
 from bisect import bisect_right
 from pathlib import Path
@@ -277,3 +278,39 @@ def test_old_turns_are_reused_until_one_holds_a_template_which_renders_every_tur
         assert again[6].narrative == f"fog 6 {n * 10}"
         full = regex_prompt.prompt_history(list(played), scripts(), render)  # nothing kept
         assert again == full
+
+
+def test_a_sliding_event_log_is_stored_byte_for_byte_as_encoding_it_whole_gives() -> None:
+    """The event log keeps its last 200 records; each record's JSON is made once and taken
+    again every turn (#17, session five). What is written is what encoding the whole state
+    writes, turn after turn as the log slides, and a record changed after ``to_dict`` gave it
+    is written as it is now."""
+    from narrative_cli.state.game import Clock, EventRecord, GameState
+    from narrative_cli.store import blobs
+
+    def from_scratch(value: object) -> blobs.Packed:
+        kept = dict(blobs._LISTS)
+        blobs._LISTS.clear()
+        try:
+            return blobs.pack(json.loads(json.dumps(value)))
+        finally:
+            blobs._LISTS.clear()
+            blobs._LISTS.update(kept)
+
+    game = GameState.initial("en")
+    for n in range(1, 231):
+        event = {"location": f"灯室 {n}", "note": "fog " * (n % 7)}
+        game.event_log.append(EventRecord("move", event, n % 3 != 0, Clock(1, n % 24), turn=n))
+        game.event_log = game.event_log[-200:]
+        if n % 10 and n not in (199, 200, 201):
+            continue
+        snapshot = {"turn": n, "state": game.to_dict()}
+        packed = blobs.pack(snapshot)
+        expected = from_scratch(snapshot)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+    changed = game.to_dict()
+    changed["event_log"][5]["accepted"] = "maybe"
+    changed["event_log"][6]["time"]["hour"] = 99
+    packed = blobs.pack({"state": changed})
+    back = blobs.unpack(packed.root, packed.blobs)["state"]["event_log"]
+    assert back[5]["accepted"] == "maybe" and back[6]["time"]["hour"] == 99

@@ -13,12 +13,32 @@ list and is encoded in full; a copy (``list(x)``, a JSON round trip) is a plain 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["SharedItems"]
+__all__ = ["KnownJson", "SharedItems", "compact_json"]
 
 
 class SharedItems(list[Any]):
     """A list whose items are shared with earlier lists and never changed in place."""
 
     __slots__ = ()
+
+
+class KnownJson(dict[str, Any]):
+    """A JSON object that may know its own compact JSON (``compact_json`` of itself), made
+    once by the code that owns it: a writer takes ``known_json()`` instead of encoding the
+    object again, or encodes it when that gives None (the object was changed since)."""
+
+    __slots__ = ()
+
+    def known_json(self) -> bytes | None:
+        return None
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def compact_json(value: Any) -> bytes:
+    """The store's JSON of ``value``: UTF-8, no spaces, no NaN (``store.blobs.dumps``)."""
+    return _COMPACT.encode(value).encode("utf-8")

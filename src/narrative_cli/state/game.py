@@ -14,6 +14,7 @@ from typing import Any
 
 from narrative_cli.errors import StoreError
 from narrative_cli.safetext import finite_copy
+from narrative_cli.shared_items import KnownJson, compact_json
 
 EVENT_LOG_LIMIT = 200
 START_LOCATION = {"zh": "起点", "en": "Start"}
@@ -57,15 +58,25 @@ def _json_copy(value: Any) -> Any:
         return [_json_copy(item) for item in value]
     return value
 
-class StoredEvent(dict[str, Any]):
+class StoredEvent(KnownJson):
     """An event record's JSON object as ``EventRecord.to_dict`` gives it, remembering the record
     it came from: reading it back (the next turn starts from the last snapshot's state) gives
     that record again, unless the object was changed since, without copying and checking its
-    event once more. It is a plain ``dict`` to JSON and to everything else."""
+    event once more; writing it takes the record's JSON, made once (the snapshot's 200-event
+    log was encoded anew every turn: #17, session five). It is a plain ``dict`` to JSON and
+    to everything else."""
 
     __slots__ = ("record",)
 
     record: EventRecord
+
+    def known_json(self) -> bytes | None:
+        return self.record.json_bytes() if self.unchanged() else None
+
+    def unchanged(self) -> bool:
+        """Still what ``to_dict`` gave (the record's JSON object, in its key order)."""
+        stored = self.record._json()
+        return self == stored and list(self) == list(stored)
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,7 @@ class EventRecord:
     notes: tuple[str, ...] = ()
     turn: int | None = None
     _stored: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _bytes: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         stored = self._json()
@@ -94,6 +106,13 @@ class EventRecord:
             data["notes"] = list(self.notes)
         data.record = self
         return data
+
+    def json_bytes(self) -> bytes:
+        """``compact_json`` of the record's JSON object, made on first use."""
+        if self._bytes is None:
+            object.__setattr__(self, "_bytes", compact_json(self._json()))
+        assert self._bytes is not None
+        return self._bytes
 
     def _json(self) -> dict[str, Any]:
         """The record's JSON object, made on first use (the event copied: the caller's object
@@ -118,7 +137,7 @@ class EventRecord:
 
     @classmethod
     def from_dict(cls, data: Any) -> EventRecord:
-        if isinstance(data, StoredEvent) and data == data.record._json():
+        if isinstance(data, StoredEvent) and data.unchanged():
             return data.record  # unchanged since this process wrote it
         record = _mapping(data, "event_log record")
         return cls(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from narrative_cli.errors import StoreError
-from narrative_cli.shared_items import SharedItems
+from narrative_cli.shared_items import KnownJson, SharedItems
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
 CHUNK_ITEMS = 32  # items per list chunk, on average
@@ -176,9 +176,9 @@ def _pack(
         items = None
         if memo is not None:  # the last list's very items, then new ones: only those encoded
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
-            data = b"[" + b",".join(items) + b"]"
-        else:
-            data = dumps(value)
+        elif isinstance(value[0], KnownJson):  # objects that know their JSON (the event log)
+            items = [_item_json(item) for item in value]
+        data = dumps(value) if items is None else b"[" + b",".join(items) + b"]"
         if len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}, None
         chunks = _list_chunks(value, data, path, items)
@@ -224,12 +224,15 @@ def _list_chunks(
     had in common with this one (see ``_LISTS``); ``items``: the items' JSON, when known to
     extend the memo's (``_shared_prefix``)."""
     memo = _LISTS.get(path)
-    if memo is not None and (items is not None or _extends(memo, value, data)):
-        if items is None:
+    if items is None:
+        if memo is not None and _extends(memo, value, data):
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
+        else:
+            items = [dumps(item) for item in value]
+    if memo is not None and _starts_with(items, memo.items):
         closed, start = list(memo.closed), memo.open_start
-    else:
-        items, closed, start = [dumps(item) for item in value], [], 0
+    else:  # not the last list with items appended (a log that drops its oldest): cut anew
+        closed, start = [], 0
     tail: list[tuple[bytes, bytes]] = []
     for end, chunk in _cuts(items, start):
         if end < len(items) or _is_cut(items[end - 1], end - start):
@@ -242,6 +245,16 @@ def _list_chunks(
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
     _LISTS[path] = _ListMemo(data, items, closed, start, shared)
     return closed + tail
+
+
+def _item_json(item: Any) -> bytes:
+    known = item.known_json() if isinstance(item, KnownJson) else None
+    return dumps(item) if known is None else known
+
+
+def _starts_with(items: list[bytes], prefix: list[bytes]) -> bool:
+    """Whether ``items`` begins with ``prefix`` (the very bytes objects, mostly: fast)."""
+    return bool(prefix) and len(items) >= len(prefix) and items[: len(prefix)] == prefix
 
 
 def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
