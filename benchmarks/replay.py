@@ -28,7 +28,8 @@ hour on a loaded machine); ``--runs N`` replays each N times and keeps the faste
     python benchmarks/replay.py --whole-process 500 --keep /tmp/replay-logs --before /work/main/src
 
 The recorded story differs every turn (``VariedStory``). The replays read our modules'
-compiled bytecode, compiled once beforehand as an installed package's is (``--no-bytecode``:
+compiled bytecode, compiled once beforehand (and by a first, uncounted replay for the standard
+library's modules) as an installed package's is (``--no-bytecode``:
 each run compiles them, as the dev environment's ``PYTHONDONTWRITEBYTECODE`` makes it do);
 ``--before SRC`` replays the code in SRC too, alternating run for run, for a baseline.
 
@@ -242,6 +243,10 @@ def part_whole_process(
         if not (trace / "calls.jsonl").is_file():
             log = make_log(folder, f"log{turns}", turns)
             record([log], trace, 1, folder / f"record-{turns}.db", varied=True)
+        if bytecode and turns == lengths[0]:  # the stdlib's and our lazy imports compile too
+            for name, env in codes.items():
+                warm = Path(tempfile.mkdtemp(prefix=f"warm-{name}-", dir=folder))
+                whole_process(log, trace, warm, env)
         results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in codes}
         for run in range(runs):
             for name, env in codes.items():

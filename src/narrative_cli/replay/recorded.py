@@ -24,7 +24,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from narrative_cli.agents.table import once_per_turn_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback, Usage
@@ -108,17 +108,48 @@ class CallRef:
     attempt: int
     speaker: str = ""
 
-    def read(self) -> RecordedCall:
-        """The call itself, read from its file."""
+    def read(self, reader: TraceReader | None = None) -> RecordedCall:
+        """The call itself, read from its file (through ``reader``, which keeps it open)."""
         where = f"--responses {self.file}: line {self.line}"
         try:
-            with self.file.open("rb") as handle:
-                handle.seek(self.offset)
-                raw = handle.readline()
+            raw = (reader or TraceReader()).line(self.file, self.offset)
             data = json.loads(raw.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise BadInput(f"{where}: cannot read it again ({exc})") from None
         return RecordedCall.from_json(data, where)
+
+
+class TraceReader:
+    """Reads lines of a trace file, keeping the last file open: a replay reads its calls one
+    after another from one file, and opening it for each call was 1.5% of a replayed turn
+    (#17, session five). ``close`` when done; without a ``keep``, each read closes it."""
+
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._path: Path | None = None
+        self._handle: BinaryIO | None = None
+
+    def line(self, path: Path, offset: int) -> bytes:
+        with self._lock:
+            if self._handle is None or self._path != path:
+                self._close()
+                self._handle, self._path = path.open("rb"), path
+            try:
+                self._handle.seek(offset)
+                return self._handle.readline()
+            finally:
+                if not self.keep:
+                    self._close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        handle, self._handle, self._path = self._handle, None, None
+        if handle is not None:
+            handle.close()
 
 
 @dataclass
@@ -127,11 +158,14 @@ class SessionCalls:
 
     session: str
     turns: dict[int, list[CallRef]] = field(default_factory=dict)
+    reader: TraceReader = field(
+        default_factory=lambda: TraceReader(keep=True), repr=False, compare=False
+    )
 
     def pick(self, turn: int, agent: str, index: int) -> RecordedCall | None:
         """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based)."""
         found = [call for call in self.turns.get(turn, []) if call.agent == agent]
-        return found[index].read() if index < len(found) else None
+        return found[index].read(self.reader) if index < len(found) else None
 
     def agents(self, turn: int) -> list[str]:
         """The agents recorded for ``turn``, in order, each once."""
@@ -301,7 +335,8 @@ class RecordedBackend:
         return reply
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Close the trace file (a later call opens it again)."""
+        self.calls.reader.close()
 
     def _missing(self, turn: int, agent: str, index: int) -> ReplayMismatch:
         recorded = self.calls.agents(turn)
