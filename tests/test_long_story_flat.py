@@ -314,3 +314,19 @@ def test_a_sliding_event_log_is_stored_byte_for_byte_as_encoding_it_whole_gives(
     packed = blobs.pack({"state": changed})
     back = blobs.unpack(packed.root, packed.blobs)["state"]["event_log"]
     assert back[5]["accepted"] == "maybe" and back[6]["time"]["hour"] == 99
+
+
+def test_a_code_tool_s_state_shows_the_event_log_as_the_snapshot_holds_it() -> None:
+    """Code tools read the records' own JSON objects (#17, session five): the same JSON as
+    the copies a snapshot takes, notes and times included."""
+    from narrative_cli.state.game import Clock, EventRecord, GameState
+
+    game = GameState.initial("zh")
+    for n in range(1, 6):
+        notes = ("灯油不足",) if n % 2 else ()
+        game.event_log.append(
+            EventRecord("add_item", {"item": f"灯芯{n}"}, n != 3, Clock(2, n), "", notes, n)
+        )
+    shared, copied = game.to_dict(shared=True), game.to_dict()
+    assert json.dumps(shared, ensure_ascii=False) == json.dumps(copied, ensure_ascii=False)
+    assert shared["event_log"][0]["notes"] == ["灯油不足"] and "notes" not in shared["event_log"][1]

@@ -289,8 +289,9 @@ class TurnState:
         )
 
     def code_state(self) -> dict[str, Any]:
-        """What a code tool's ``state`` sees: the game state and the MVU variables."""
-        return code_state(self.game.to_dict(), self.mvu)
+        """What a code tool's ``state`` sees: the game state and the MVU variables (sent to
+        the sandbox as JSON, so the event log's records are shared, not copied)."""
+        return code_state(self.game.to_dict(shared=True), self.mvu)
 
     def snapshot_after(self) -> Snapshot:
         """The snapshot of the finished turn (``windows``: each agent's first window turn next
