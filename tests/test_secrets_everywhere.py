@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -194,3 +195,15 @@ def test_a_url_key_is_remembered_but_a_user_name_beside_a_password_is_not() -> N
     remember_url("http://uk-3Nb7-remembered@h/v1")
     text = "storyteller pw-5Lq9-remembered qv-8Rt2-remembered uk-3Nb7-remembered"
     assert scrub_text(text) == "storyteller *** *** ***"
+
+
+def test_a_text_scrubbed_before_a_key_was_read_is_scrubbed_of_it_afterwards() -> None:
+    """Scrubbed texts are remembered (#17, session five) only until a new secret is."""
+    from narrative_cli.credentials import REDACTED, remember, scrub, scrub_text
+
+    key = "lantern" + "".join(random.choice("QWERTYUPKX23456789") for _ in range(20))
+    text = f"Edda reads the key {key} aloud."
+    assert scrub_text(text) == text and scrub({"note": text}) == {"note": text}
+    remember(key)
+    assert scrub_text(text) == f"Edda reads the key {REDACTED} aloud."
+    assert scrub({"note": text, "api_key": "x"}) == {"note": scrub_text(text), "api_key": REDACTED}

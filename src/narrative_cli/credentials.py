@@ -23,6 +23,7 @@ A secret is any of:
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -78,10 +79,16 @@ _MIN_GIVEN = 4
 
 _known: set[str] = set()
 _known_lock = threading.Lock()
+_longest_first: list[str] = []  # _known, longest first (a longer secret may hold a shorter)
+_scrubbed: dict[str, str] = {}  # text -> scrub_text(text), for the secrets known now
+_SCRUBBED_KEPT = 4096
+_SCRUBBED_LENGTH = 2048  # longer texts (prompts, stories) are seldom scrubbed twice
 
 
+@functools.lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
-    """Whether the value under a mapping key or header called ``name`` is a credential."""
+    """Whether the value under a mapping key or header called ``name`` is a credential
+    (remembered by name: a record's keys are the same few every turn)."""
     normal = name.strip().lower().replace("_", "-")
     if normal in _NOT_SECRET:
         return False
@@ -97,7 +104,10 @@ def remember(value: str | None) -> None:
     """Treat ``value`` (a key just read) as a secret in everything scrubbed from now on."""
     if value and len(value) >= _MIN_REMEMBERED:
         with _known_lock:
-            _known.add(value)
+            if value not in _known:
+                _known.add(value)
+                _longest_first[:] = sorted(_known, key=len, reverse=True)
+                _scrubbed.clear()  # texts scrubbed before may hold it
 
 
 def remember_url(url: str | None) -> None:
@@ -125,10 +135,32 @@ def scrub_url(url: str) -> str:
 
 
 def scrub_text(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every known or given secret, URL credential and auth token replaced."""
+    """``text`` with every known or given secret, URL credential and auth token replaced.
+
+    Without ``secrets``, a text scrubbed before gives what it gave then, until a new secret
+    is remembered: a turn record holds mostly the texts of the last one (the lore, the plan's
+    fields, the usage keys), and scrubbing each anew was 4% of a replayed turn (#17)."""
+    given = [s for s in secrets if s and len(s) >= _MIN_GIVEN]
+    remembered = not given and len(text) <= _SCRUBBED_LENGTH
+    if remembered:
+        done = _scrubbed.get(text)
+        if done is not None:
+            return done
     with _known_lock:
-        known = sorted(_known, key=len, reverse=True)
-    for value in [*known, *(s for s in secrets if s and len(s) >= _MIN_GIVEN)]:
+        known = list(_longest_first)
+        generation = len(_known)
+    result = _scrub(text, [*known, *given])
+    if remembered:
+        with _known_lock:
+            if generation == len(_known):  # no secret remembered meanwhile
+                if len(_scrubbed) >= _SCRUBBED_KEPT:
+                    _scrubbed.clear()
+                _scrubbed[text] = result
+    return result
+
+
+def _scrub(text: str, values: list[str]) -> str:
+    for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
     if "://" in text or "=" in text:
