@@ -461,3 +461,20 @@ def test_a_snapshot_s_nested_values_are_stored_as_encoding_each_whole_value_give
     assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
     with pytest.raises(StoreError):
         blobs.pack({"a": {"b": float("nan")}})
+
+
+def test_each_commit_waits_for_the_disk_unless_it_may_be_rebuilt(tmp_path: Path) -> None:
+    """``synchronous`` is set only when it changes (#17, session five): a durable commit after
+    relaxed ones still waits for the disk, and relaxed ones after it do not."""
+    db = open_database(tmp_path / "s.db")
+    seen = []
+    try:
+        for durable in (True, False, False, True, True, False):
+            with db.transaction(durable=durable) as conn:
+                seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+        with db.transaction(write=False) as conn:
+            seen.append(conn.execute("PRAGMA synchronous").fetchone()[0])
+    finally:
+        db.close()
+    full, normal = 2, 1
+    assert seen == [full, normal, normal, full, full, normal, normal]

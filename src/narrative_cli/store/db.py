@@ -37,6 +37,7 @@ class Database:
         self.connection = _connect(path)
         self._lock = threading.RLock()  # one transaction at a time, whichever thread asks
         self._depth = 0
+        self._full = True  # synchronous = FULL (PRAGMAS), until a relaxed transaction
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -57,18 +58,22 @@ class Database:
             if self._depth:
                 raise StoreError("internal: nested store transaction")
             self._depth = 1
-            relaxed = write and not durable
             try:
-                if relaxed:
-                    with self.errors("write"):
-                        self.connection.execute("PRAGMA synchronous = NORMAL")
+                if write:
+                    self._synchronous(full=durable)
                 with self._begin(write) as connection:
                     yield connection
             finally:
                 self._depth = 0
-                if relaxed:
-                    with self.errors("write"):
-                        self.connection.execute("PRAGMA synchronous = FULL")
+
+    def _synchronous(self, *, full: bool) -> None:
+        """``synchronous`` for the next commit, set only when it changes: a replay's turns
+        and text index commit one relaxed transaction after another, and setting it before
+        and after each was a tenth of their cost (#17, session five)."""
+        if full != self._full:
+            with self.errors("write"):
+                self.connection.execute(f"PRAGMA synchronous = {'FULL' if full else 'NORMAL'}")
+            self._full = full
 
     @contextmanager
     def _begin(self, write: bool) -> Iterator[sqlite3.Connection]:
