@@ -330,3 +330,15 @@ def test_a_code_tool_s_state_shows_the_event_log_as_the_snapshot_holds_it() -> N
     shared, copied = game.to_dict(shared=True), game.to_dict()
     assert json.dumps(shared, ensure_ascii=False) == json.dumps(copied, ensure_ascii=False)
     assert shared["event_log"][0]["notes"] == ["灯油不足"] and "notes" not in shared["event_log"][1]
+
+
+def test_an_event_record_changed_after_to_dict_gave_it_does_not_change_the_record() -> None:
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), turn=4)
+    first = record.to_dict()
+    assert record.to_dict() is first  # unchanged: the same object again
+    first["accepted"] = False
+    again = record.to_dict()
+    assert again is not first and again["accepted"] is True
+    assert EventRecord.from_dict(first).accepted is False and EventRecord.from_dict(again) is record

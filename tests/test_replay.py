@@ -643,3 +643,28 @@ def test_a_recorded_request_matches_however_its_parameters_were_held(tmp_path: P
         ask("lamp oil", ["a", "b"], {"1": 0, "k": 1})
     with pytest.raises(ReplayMismatch, match="stop"):
         ask("lamp ***", ["a"], {"1": 0, "k": 1})
+
+
+def test_a_recorded_line_is_read_without_its_prompt_only_when_it_holds_that_prompt(
+    tmp_path: Path,
+) -> None:
+    """A replay decodes a recorded line without its messages when they are byte for byte the
+    ones it is about to send (#17, session five); otherwise it decodes the whole line."""
+    from narrative_cli.replay.recorded import CallRef
+
+    messages = [{"role": "system", "content": "灯塔守夜人\n<rules>\"雾\"</rules>"},
+                {"role": "user", "content": "I trim the wick.", "name": "Lan"}]
+    line = {"session": "s", "turn": 2, "agent": "writing", "mode": "serial", "attempt": 1,
+            "request": {"model": "m", "messages": messages, "temperature": 0.7},
+            "response": {"text": "好", "reasoning": "", "finish_reason": "stop"},
+            "usage": {"prompt_tokens": 5}, "latency_ms": 1.0, "error": None}
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    ref = CallRef(path, 0, 1, "writing", 1)
+    same = [dict(m) for m in messages]
+    fast = ref.read(messages=same)
+    assert fast.request["messages"] is same and fast.request["temperature"] == 0.7
+    assert fast.reply().text == "好" and fast.usage == {"prompt_tokens": 5}
+    other = [dict(messages[0]), {"role": "user", "content": "I trim the wick!", "name": "Lan"}]
+    slow = ref.read(messages=other)
+    assert slow.request == line["request"] and slow.request["messages"] is not other

@@ -108,15 +108,55 @@ class CallRef:
     attempt: int
     speaker: str = ""
 
-    def read(self, reader: TraceReader | None = None) -> RecordedCall:
-        """The call itself, read from its file (through ``reader``, which keeps it open)."""
+    def read(
+        self, reader: TraceReader | None = None, messages: list[dict[str, str]] | None = None
+    ) -> RecordedCall:
+        """The call itself, read from its file (through ``reader``, which keeps it open).
+
+        ``messages``: the messages a replay is about to send. When the line holds exactly
+        these (their JSON, byte for byte, as the trace wrote them), the rest of the line is
+        decoded without them and the call's request takes these very objects: decoding every
+        recorded prompt was 4% of a replayed turn (#17, session five). Anything else (a
+        scrubbed key, another prompt) decodes the whole line, and the replay compares as
+        before."""
         where = f"--responses {self.file}: line {self.line}"
         try:
             raw = (reader or TraceReader()).line(self.file, self.offset)
-            data = json.loads(raw.decode("utf-8"))
+            data = _without_messages(raw, messages) if messages is not None else None
+            if data is None:
+                data = json.loads(raw.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise BadInput(f"{where}: cannot read it again ({exc})") from None
         return RecordedCall.from_json(data, where)
+
+
+def _without_messages(raw: bytes, messages: list[dict[str, str]]) -> dict[str, Any] | None:
+    """The line's object with ``messages`` put back in, when the line holds exactly their
+    JSON as its request's messages; else None. A JSON key is found only as a key (a quote
+    inside a string is escaped), and the request's own key comes first in its object."""
+    try:
+        data = json.dumps(messages, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return None
+    head = b'"request": {"model": '
+    start = raw.find(head)
+    if start < 0:
+        return None
+    key = raw.find(b', "messages": ', start + len(head))
+    if key < 0:
+        return None
+    begin = key + len(b', "messages": ')
+    if raw[begin : begin + len(data)] != data:
+        return None
+    rest = json.loads((raw[:begin] + b"[]" + raw[begin + len(data) :]).decode("utf-8"))
+    if not isinstance(rest, dict):
+        return None
+    request = rest.get("request")
+    if not isinstance(request, dict) or request.get("messages") != []:
+        return None
+    request["messages"] = messages
+    found: dict[str, Any] = rest
+    return found
 
 
 class TraceReader:
@@ -162,10 +202,13 @@ class SessionCalls:
         default_factory=lambda: TraceReader(keep=True), repr=False, compare=False
     )
 
-    def pick(self, turn: int, agent: str, index: int) -> RecordedCall | None:
-        """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based)."""
+    def pick(
+        self, turn: int, agent: str, index: int, messages: list[dict[str, str]] | None = None
+    ) -> RecordedCall | None:
+        """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based); ``messages``:
+        see ``CallRef.read``."""
         found = [call for call in self.turns.get(turn, []) if call.agent == agent]
-        return found[index].read(self.reader) if index < len(found) else None
+        return found[index].read(self.reader, messages) if index < len(found) else None
 
     def agents(self, turn: int) -> list[str]:
         """The agents recorded for ``turn``, in order, each once."""
@@ -317,7 +360,7 @@ class RecordedBackend:
             turn, key = self.turn, (self.turn, request.agent)
             index = self._used[key]
             self._used[key] += 1
-        call = self.calls.pick(turn, request.agent, index)
+        call = self.calls.pick(turn, request.agent, index, [m.to_dict() for m in request.messages])
         if call is None:
             raise self._missing(turn, request.agent, index)
         drift = _drift(call, request)

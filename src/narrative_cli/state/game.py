@@ -87,7 +87,9 @@ class EventRecord:
     Records are never changed once made (``GameState.copy`` shares them), so their JSON form is
     built once: a turn writes the 200-entry event log into its snapshot and into each code
     tool's state, and copying every event each time was a third of a replayed turn (#17). The
-    objects ``to_dict`` returns share the record's JSON event: read them, do not change them."""
+    object ``to_dict`` returns is the same one each time, and shares the record's JSON event:
+    read it, do not change it (a changed one is noticed and replaced, never written as the
+    record's)."""
 
     type: str
     event: Any
@@ -98,14 +100,22 @@ class EventRecord:
     turn: int | None = None
     _stored: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _bytes: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    _given: StoredEvent | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The record's JSON object: the one given last time while it is unchanged (every
+        turn's snapshot holds the 200-record log: making each anew was 5% of a replayed turn,
+        #17 session five), else a new one."""
+        given = self._given
+        if given is not None and given.unchanged():
+            return given
         stored = self._json()
         data = StoredEvent(stored)
         data["time"] = dict(stored["time"])
         if self.notes:
             data["notes"] = list(self.notes)
         data.record = self
+        object.__setattr__(self, "_given", data)
         return data
 
     def json_bytes(self) -> bytes:
