@@ -417,22 +417,28 @@ class CacheProbe:
         self.local.close()
 
 
-def local_settings() -> Settings:
+def local_settings(cache_reuse: int | None = None) -> Settings:
     """The built-in local profile with a fifth slot, so mvu_extract and the log tool do not
-    share (and evict) one slot."""
+    share (and evict) one slot; ``cache_reuse`` (llama.cpp's chunk reuse) as given, else the
+    profile's default."""
     settings = Settings()
-    settings.profiles["local"] = replace(settings.profiles["local"], slots=5)
+    local = settings.profiles["local"]
+    reuse = local.cache_reuse if cache_reuse is None else cache_reuse
+    settings.profiles["local"] = replace(local, slots=5, cache_reuse=reuse)
     return settings
 
 
-def local_cache(name: str, turns: int, record: Path | None = None) -> dict[str, float]:
+def local_cache(name: str, turns: int, record: Path | None = None,
+                cache_reuse: int | None = None) -> dict[str, float]:
     """cached / prompt tokens per agent for one window policy, from cold caches. With
-    ``record``, each call (agent, messages, prompt and cached tokens) is appended to that
-    JSON-lines file as it comes, so a run stopped early still leaves its calls."""
-    from narrative_cli.backends.local import shutdown_all
+    ``record``, each call (agent, messages, prompt and cached tokens, the server's chunk
+    reuse) is appended to that JSON-lines file as it comes, so a run stopped early still
+    leaves its calls."""
+    from narrative_cli.backends.local import shared_server, shutdown_all
 
     shutdown_all()
-    with policy(name, local_settings()) as settings:
+    with policy(name, local_settings(cache_reuse)) as settings:
+        reuse = shared_server(settings.profiles["local"]).cache_reuse  # 0 when not in force
         local = open_backend(settings.profile_for("planning"), AgentSettings())
         probe = CacheProbe(local, Session("en"))
         backends = BackendSet.single(probe)
@@ -446,7 +452,7 @@ def local_cache(name: str, turns: int, record: Path | None = None) -> dict[str, 
                         probe.usage[done:], probe.sent[done:], strict=True
                     ):
                         line = {"turn": index + 1, "agent": agent, "prompt": prompt,
-                                "cached": cached, "messages": messages}
+                                "cached": cached, "cache_reuse": reuse, "messages": messages}
                         out.write(json.dumps(line, ensure_ascii=False) + "\n")
             print(f"    {name}: turn {index + 1}/{turns}", file=sys.stderr, flush=True)
         backends.close()
@@ -491,10 +497,11 @@ def part_f(args: argparse.Namespace) -> None:
     tokens, server = (
         (prefix_cache.CharTokens(), None) if args.chars else prefix_cache.local_tokens()
     )
+    reuse = args.cache_reuse
     print(
         f"\nf. per-slot prefix cache (llama.cpp's rule, {prefix_cache.SLOTS} slots), "
         f"{args.turns} turns, serial, all agents; counted in {tokens.name}; "
-        "cached / prompt after the first turn"
+        f"cached / prompt after the first turn; chunk reuse off, then n_cache_reuse {reuse}"
     )
     results = {}
     for name, policy_name, changing in (
@@ -505,12 +512,17 @@ def part_f(args: argparse.Namespace) -> None:
     ):
         requests = scripted_requests(policy_name, args.turns, changing)
         per_turn = len(requests) // args.turns
-        results[name] = prefix_cache.shares(prefix_cache.replay(requests, tokens), per_turn)
+        ids = [(agent, tokens(messages)) for agent, messages in requests]  # tokenized once
+        for least in (0, reuse) if not changing else (reuse,):
+            calls = prefix_cache.replay_ids(ids, reuse=least)
+            results[f"{name}, {least}" if changing else f"{name} {least}"] = prefix_cache.shares(
+                calls, per_turn
+            )
     print("  (state moves: mvu_extract lowers lamp_oil every turn; otherwise the scripted "
-          "session's variables never change)")
-    print(f"  {'agent':<18}" + "".join(f"{name:>19}" for name in results))
-    for agent in results["ours"]:
-        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>19.3f}" for r in results.values()))
+          "session's variables never change; 0: chunk reuse off)")
+    print(f"  {'agent':<18}" + "".join(f"{name:>14}" for name in results))
+    for agent in results[f"ours {reuse}"]:
+        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>14.3f}" for r in results.values()))
     del server
 
 
@@ -522,15 +534,20 @@ def part_v(args: argparse.Namespace) -> None:
     record = Path(args.record)
     if not args.compare_only:
         record.unlink(missing_ok=True)
-        print(f"\nv. real llama.cpp, {args.local_turns} turns (ours), calls recorded in {record}")
-        local_cache("ours", args.local_turns, record)
+        print(f"\nv. real llama.cpp, {args.local_turns} turns (ours), n_cache_reuse "
+              f"{args.cache_reuse}, calls recorded in {record}")
+        local_cache("ours", args.local_turns, record, args.cache_reuse)
     compare_recorded(record, prefix_cache)
 
 
 def compare_recorded(record: Path, prefix_cache: Any) -> None:
     lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     tokens, server = prefix_cache.local_tokens()
-    predicted = prefix_cache.replay([(x["agent"], x["messages"]) for x in lines], tokens)
+    reuse = lines[0].get("cache_reuse", 0) if lines else 0  # files from before #17: none
+    print(f"  the rule with n_cache_reuse {reuse}, as the recorded server ran")
+    predicted = prefix_cache.replay(
+        [(x["agent"], x["messages"]) for x in lines], tokens, reuse=reuse
+    )
     real = [prefix_cache.Call(x["agent"], x["prompt"], x["cached"]) for x in lines]
     first = sum(1 for x in lines if x["turn"] == 1)
     turns = max((x["turn"] for x in lines), default=0)
@@ -643,6 +660,9 @@ def main() -> None:
     parser.add_argument("--chars", action="store_true", help="part f in characters")
     parser.add_argument("--record", default="local-cache-calls.jsonl",
                         help="part v: where the real run's calls go")
+    parser.add_argument("--cache-reuse", type=int, default=Profile().cache_reuse,
+                        help="parts c, f, v: llama.cpp's n_cache_reuse (0: off; default: the "
+                        "local profile's)")
     parser.add_argument("--compare-only", action="store_true",
                         help="part v: compare an existing --record file, run nothing")
     args = parser.parse_args()
@@ -700,7 +720,7 @@ def part_c(args: argparse.Namespace) -> None:
     )
     for name in ("ours", "sliding"):
         started = time.perf_counter()
-        show(f"  {name}", local_cache(name, args.local_turns))
+        show(f"  {name}", local_cache(name, args.local_turns, cache_reuse=args.cache_reuse))
         print(f"  ({time.perf_counter() - started:.0f} s)", flush=True)
 
 

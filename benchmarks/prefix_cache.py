@@ -88,6 +88,7 @@ class SlotCache:
     """Per-slot longest-common-prefix reuse, as llama.cpp's server does with ``id_slot``."""
 
     slots: int = SLOTS
+    reuse: int = 0  # llama.cpp's n_cache_reuse: shortest shifted chunk reused (0: off)
     layout: LocalServer = field(init=False)
     held: dict[int, Sequence[Any]] = field(default_factory=dict)
 
@@ -103,7 +104,10 @@ class SlotCache:
         self.held[slot] = tokens
         if previous is None or not tokens:
             return 0
-        return min(common_prefix(previous, tokens), len(tokens) - 1)
+        reused = common_prefix(previous, tokens)
+        if self.reuse > 0:
+            reused = shifted_chunks(previous, tokens, reused, self.reuse)
+        return min(reused, len(tokens) - 1)
 
 
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -117,6 +121,26 @@ def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     return n
 
 
+def shifted_chunks(held: Sequence[Any], tokens: Sequence[Any], n_past: int, least: int) -> int:
+    """Tokens served once llama.cpp's chunk reuse (``n_cache_reuse = least``) has run after
+    the common prefix ``n_past``, as its server does it: from the point of divergence, walk
+    the slot's old tokens; where a run of at least ``least`` of them equals the new prompt at
+    its current point, shift that run's KV entries into place and move both points past it;
+    else skip one old token. The new prompt's point moves only on a match, so text deleted
+    from the old prompt costs nothing, while text inserted ends the reuse."""
+    head_c = head_p = n_past
+    while head_c < len(held) and head_p < len(tokens):
+        n = 0
+        while (head_c + n < len(held) and head_p + n < len(tokens)
+               and held[head_c + n] == tokens[head_p + n]):
+            n += 1
+        if n >= least:
+            n_past, head_c, head_p = n_past + n, head_c + n, head_p + n
+        else:
+            head_c += 1
+    return n_past
+
+
 @dataclass
 class Call:
     """One request as the cache saw it."""
@@ -127,14 +151,17 @@ class Call:
 
 
 def replay(requests: Iterable[tuple[str, Sequence[dict[str, Any]]]], tokens: Tokens,
-           slots: int = SLOTS) -> list[Call]:
-    """Every request (agent, messages) in order, through a fresh ``SlotCache``."""
-    cache = SlotCache(slots)
-    calls = []
-    for agent, messages in requests:
-        ids = tokens(messages)
-        calls.append(Call(agent, len(ids), cache.serve(agent, ids)))
-    return calls
+           slots: int = SLOTS, reuse: int = 0) -> list[Call]:
+    """Every request (agent, messages) in order, through a fresh ``SlotCache`` (``reuse``:
+    llama.cpp's ``n_cache_reuse``)."""
+    return replay_ids(((agent, tokens(messages)) for agent, messages in requests), slots, reuse)
+
+
+def replay_ids(prompts: Iterable[tuple[str, Sequence[Any]]], slots: int = SLOTS,
+               reuse: int = 0) -> list[Call]:
+    """``replay`` on prompts already counted (agent, tokens)."""
+    cache = SlotCache(slots, reuse)
+    return [Call(agent, len(ids), cache.serve(agent, ids)) for agent, ids in prompts]
 
 
 def shares(calls: Sequence[Call], skip: int = 0) -> dict[str, float]:

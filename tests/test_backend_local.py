@@ -165,7 +165,7 @@ def _scripted_local(monkeypatch: pytest.MonkeyPatch, server: servers.ScriptedSer
         path = local_backend.model_path_for(profile)
     except LocalModelMissing:
         pytest.skip("the bundled model is not installed")
-    key = (str(path), profile.context_size, profile.slots, profile.threads)
+    key = local_backend.server_key(path, profile)
     stand_in = LocalServer(base_url=server.root_url, model_path=path, slots=profile.slots,
                            context_size=profile.context_size, handle=object())
     monkeypatch.setitem(local_backend._SERVERS, key, stand_in)

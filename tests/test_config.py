@@ -154,6 +154,11 @@ def test_ad_hoc_profile_talks_to_the_server(
         ("pipeline: {seed: many}\n", ["pipeline.seed", "'many'"]),
         ("pipeline: {mode: fast}\n", ["pipeline.mode", "'fast'"]),
         ("pipeline: {recent_turns: 4}\n", ["pipeline.recent_turns", "unknown"]),
+        ("pipeline: {speculative_post_tools: sometimes}\n",
+         ["pipeline.speculative_post_tools", "true or false", "'sometimes'"]),
+        ("profiles: {local: {cache_reuse: -1}}\n", ["profiles.local.cache_reuse", "-1"]),
+        ("profiles: {local: {cache_reuse: 9000}}\n", ["profiles.local.cache_reuse", "8192"]),
+        ("profiles: {local: {cache_reuse: lots}}\n", ["profiles.local.cache_reuse", "'lots'"]),
         ("agents: {writing: {temperature: hot}}\n", ["agents.writing.temperature", "a number"]),
         ("agents: {writing: {profile: nope}}\n", ["agents.writing.profile", "'nope'"]),
         ("default_profile: nope\n", ["default_profile", "'nope'"]),
@@ -285,3 +290,28 @@ def test_the_model_name_shown_for_a_local_profile_is_the_gguf_not_a_question_mar
         == "qwen2.5-7b.Q4"
     )
     assert Profile(provider="openai").model_name() == ""
+
+
+def test_speculative_post_tools_and_cache_reuse_are_settings_config_show_lists() -> None:
+    assert load_settings().pipeline.speculative_post_tools is True  # the default: guess
+    assert load_settings().profiles["local"].cache_reuse == 64
+    write_config("pipeline: {speculative_post_tools: false}\n"
+                 "profiles: {local: {provider: local, cache_reuse: 0}}\n")
+    settings = load_settings()
+    assert settings.pipeline.speculative_post_tools is False
+    assert settings.profiles["local"].cache_reuse == 0
+    code, out = cli("config", "show", "--json")
+    shown = json.loads(out)
+    assert code == 0 and shown["pipeline"]["speculative_post_tools"] is False
+    assert shown["profiles"]["local"]["cache_reuse"] == 0
+    assert "cache_reuse" not in shown["profiles"]["deepseek"]  # a local-only setting
+    code, out = cli("config", "show")
+    assert code == 0 and "speculative_post_tools" in out
+
+
+def test_the_environment_turns_speculation_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NARRATIVE_SPECULATIVE_POST_TOOLS", "off")
+    assert load_settings().pipeline.speculative_post_tools is False
+    monkeypatch.setenv("NARRATIVE_SPECULATIVE_POST_TOOLS", "perhaps")
+    with pytest.raises(ConfigError, match="NARRATIVE_SPECULATIVE_POST_TOOLS"):
+        load_settings()

@@ -44,7 +44,7 @@ _CHOICES = {
     "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
     "response_format": ("auto", "json_schema", "json_object", "none"),
 }
-_LOCAL_ONLY = {"model_path", "context_size", "slots", "threads"}
+_LOCAL_ONLY = {"model_path", "context_size", "slots", "threads", "cache_reuse"}
 ADHOC_FIELDS = ("provider", "base_url", "model", "api_key_env", "model_path")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -65,6 +65,7 @@ class Profile:
     context_size: int = 8192  # local: context tokens per server slot
     slots: int = 5  # local: server slots: planning, writing, analysis, tools, mvu_extract
     threads: int | None = None  # local: CPU threads (None = llama.cpp's choice)
+    cache_reuse: int = 64  # local: least run of cached tokens shifted into place (0: off)
     max_tokens_field: str = "auto"
     response_format: str = "auto"
     connect_timeout: float = 10.0
@@ -113,6 +114,7 @@ class PipelineSettings:
     recent_turns_for_writing: int = 3
     writing_growth_margin: int = 4
     parallel: bool = False
+    speculative_post_tools: bool = True  # parallel: send state-reading post tools early
     text_recall: bool = False
     text_recall_budget: int = 2000
     summary_budget: int = 1500  # tokens of <story_summary> before chapters fold (0: never)
@@ -319,6 +321,10 @@ def _validate(settings: Settings, where: str) -> None:
             _check_choice(getattr(profile, key), key, f"{ctx}.{key}")
         for key in ("connect_timeout", "read_timeout", "timeout"):
             _check_seconds(getattr(profile, key), f"{ctx}.{key}")
+        if profile.provider == "local" and not 0 <= profile.cache_reuse < profile.context_size:
+            raise ConfigError(f"{ctx}.cache_reuse: expected 0 (off) or a number of tokens "
+                              f"below context_size {profile.context_size}, "
+                              f"got {profile.cache_reuse!r}")
         for header in profile.headers:
             if is_secret_name(header):
                 raise ConfigError(

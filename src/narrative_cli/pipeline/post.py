@@ -14,7 +14,9 @@ the context from before it (``CallRunner.guess``). When the analysis and mvu_ext
 and the tool's real prompt is built, that guess is kept if it was sent with exactly this
 prompt (nothing the tool reads changed), else it is dropped and the tool called again: the
 result is always the call the serial order makes, and only a kept guess saves time. A dropped
-guess costs its tokens (counted in the turn's usage); recorded replay sends none.
+guess costs its tokens (counted in the turn's usage); recorded replay sends none. The pipeline
+setting ``speculative_post_tools: false`` turns guessing off (a paid API where a dropped call
+costs more than the wait it may save): the dependent tools then wait for the analysis.
 
 An analysis failure is never silent: a backend error or a reply that stays unparseable after
 the corrective retry becomes a visible warning, the turn goes on (its story text was already
@@ -68,7 +70,9 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
     llm = [tool for tool in independent if tool.type == "llm"]
     # built here, before any worker runs: mvu_extract changes the variables they render
-    ahead = {t.name: _guess_messages(state, t, context) for t in dependent if t.type == "llm"}
+    guessing = state.story.settings.pipeline.speculative_post_tools
+    ahead = {t.name: _guess_messages(state, t, context)
+             for t in dependent if t.type == "llm" and guessing}
     workers = 1 + len(llm) + int(mvu) + len(ahead)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="post")
     try:
