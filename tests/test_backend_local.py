@@ -197,3 +197,90 @@ def test_a_profiles_own_extra_body_wins_over_the_small_model_defaults(
                      on_text=lambda _: None)
     sent = scripted_server.requests[0].json
     assert sent["repeat_penalty"] == 1.0 and sent["dry_multiplier"] == 0.8
+
+
+# -- chunk reuse (llama.cpp's n_cache_reuse; issue 17 item 5) ------------------------------
+
+
+def _lines(tag: str, n: int) -> str:
+    return " ".join(f"The {tag} keeper writes lamp {i} into the ledger." for i in range(n))
+
+
+NOTE = "Note: Mara speaks in short, plain sentences.\n"
+MIDDLE = _lines("second", 6) + "\n" + _lines("third", 6)  # well over 64 tokens
+
+
+def _cached_after_a_note_is_removed(backend: LocalBackend | object) -> tuple[int, int]:
+    """(cached, prompt) tokens of a prompt that is the previous one on the same slot with a
+    note taken out of its middle: plain prefix caching keeps only what comes before it."""
+    assert isinstance(backend, LocalBackend)
+    system = Message("system", SYSTEM)
+    for user in (NOTE + MIDDLE + "\nGo on.", MIDDLE + "\nGo on."):
+        request = ChatRequest([system, Message("user", user)], agent="analysis",
+                              max_tokens=1, temperature=0)
+        usage = backend.complete(request).usage
+    backend.close()
+    return usage.cached_tokens, usage.prompt_tokens
+
+
+@pytest.mark.local_model
+def test_chunk_reuse_keeps_the_text_after_a_removed_note(local_model: LocalServer) -> None:
+    assert (local_model.cache_reuse, local_model.cache_reuse_off) == (64, "")  # the default
+    cached, prompt = _cached_after_a_note_is_removed(open_backend(local_profile()))
+    assert cached >= prompt - 2  # all but the last token: the text after the note was kept
+
+
+@pytest.mark.local_model
+def test_without_chunk_reuse_only_the_prefix_before_the_note_is_cached(
+    local_model: LocalServer,
+) -> None:
+    profile = replace(local_profile(), cache_reuse=0)
+    backend = open_backend(profile)
+    assert isinstance(backend, LocalBackend) and backend.server is not local_model
+    cached, prompt = _cached_after_a_note_is_removed(backend)
+    assert 0 < cached < prompt / 2
+    backend.server.stop()
+
+
+def _probe_replies(server: servers.ScriptedServer, cached: list[int]) -> None:
+    for count in cached:  # llama.cpp's /completion reply: its timings
+        server.queue_fault("status", status=200, body={"content": "", "timings": {
+            "cache_n": count, "prompt_n": 1}})
+
+
+def test_the_start_up_check_accepts_a_server_that_reuses_the_moved_run(
+    scripted_server: servers.ScriptedServer,
+) -> None:
+    _probe_replies(scripted_server, [0, local_backend.PROBE_TOKENS - 1])
+    assert local_backend.probe_cache_reuse(scripted_server.root_url, 64) == ""
+    first, second = (r.json for r in scripted_server.requests)
+    assert first["prompt"][1:] == second["prompt"]  # the second is the first minus a token
+    assert first["id_slot"] == second["id_slot"] == 0 and second["cache_prompt"] is True
+
+
+def test_the_start_up_check_names_a_model_whose_cache_cannot_shift(
+    scripted_server: servers.ScriptedServer,
+) -> None:
+    _probe_replies(scripted_server, [0, 0, 0, 0])  # only the (empty) common prefix, twice
+    reason = local_backend.probe_cache_reuse(scripted_server.root_url, 64)
+    assert "did not reuse a shifted chunk" in reason and "cannot be shifted" in reason
+    sent = [r.json for r in scripted_server.requests]
+    # the long check goes at the profile's length, without asking its own n_cache_reuse
+    assert len(sent[3]["prompt"]) == 64 + local_backend.PROBE_TOKENS
+    assert "n_cache_reuse" in sent[0] and "n_cache_reuse" not in sent[3]
+
+
+def test_the_start_up_check_reports_a_server_error(
+    scripted_server: servers.ScriptedServer,
+) -> None:
+    scripted_server.queue_fault("server_error")
+    reason = local_backend.probe_cache_reuse(scripted_server.root_url, 64)
+    assert reason == "the start-up check of chunk reuse failed (HTTPStatusError)"
+
+
+def test_a_runtime_without_chunk_reuse_is_named() -> None:
+    class OldParams:  # an xllamacpp CommonParams from before n_cache_reuse
+        pass
+
+    assert "no n_cache_reuse" in local_backend._ask_cache_reuse(OldParams(), 64)
+    assert local_backend._ask_cache_reuse(OldParams(), 0) == ""  # not asked: nothing to say
