@@ -503,26 +503,29 @@ def part_f(args: argparse.Namespace) -> None:
         f"{args.turns} turns, serial, all agents; counted in {tokens.name}; "
         f"cached / prompt after the first turn; chunk reuse off, then n_cache_reuse {reuse}"
     )
-    results = {}
+    results, evaluated = {}, {}  # shares per agent; tokens evaluated per turn, all agents
     for name, policy_name, changing in (
         ("ours", "ours", False),
         ("sliding", "sliding", False),
-        ("ours, state moves", "ours", True),
-        ("sliding, moves", "sliding", True),
+        ("ours moves", "ours", True),
+        ("sliding moves", "sliding", True),
     ):
         requests = scripted_requests(policy_name, args.turns, changing)
         per_turn = len(requests) // args.turns
         ids = [(agent, tokens(messages)) for agent, messages in requests]  # tokenized once
         for least in (0, reuse) if not changing else (reuse,):
             calls = prefix_cache.replay_ids(ids, reuse=least)
-            results[f"{name}, {least}" if changing else f"{name} {least}"] = prefix_cache.shares(
-                calls, per_turn
+            column = f"{name}, {least or 'off'}"
+            results[column] = prefix_cache.shares(calls, per_turn)
+            evaluated[column] = sum(c.prompt - c.cached for c in calls[per_turn:]) / (
+                args.turns - 1
             )
-    print("  (state moves: mvu_extract lowers lamp_oil every turn; otherwise the scripted "
-          "session's variables never change; 0: chunk reuse off)")
-    print(f"  {'agent':<18}" + "".join(f"{name:>14}" for name in results))
-    for agent in results[f"ours {reuse}"]:
-        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>14.3f}" for r in results.values()))
+    print("  (moves: mvu_extract lowers lamp_oil every turn; otherwise the scripted "
+          f"session's variables never change; off / {reuse}: n_cache_reuse)")
+    print(f"  {'agent':<18}" + "".join(f"{name:>19}" for name in results))
+    for agent in results[f"ours, {reuse}"]:
+        print(f"  {agent:<18}" + "".join(f"{r.get(agent, 0.0):>19.3f}" for r in results.values()))
+    print(f"  {'evaluated/turn':<18}" + "".join(f"{e:>19.0f}" for e in evaluated.values()))
     del server
 
 

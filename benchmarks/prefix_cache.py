@@ -6,6 +6,11 @@ the rest (always at least the last prompt token, which it re-evaluates for the l
 ``backends.local`` pins each agent family to its own slot, so "cached tokens" of a call is
 ``min(common prefix with the slot's previous prompt, prompt length - 1)``.
 
+With chunk reuse on (llama.cpp's ``n_cache_reuse``, the local profile's ``cache_reuse``) the
+server goes on past that prefix: ``shifted_chunks`` follows its loop token for token (runs of
+at least ``n_cache_reuse`` old tokens that equal the new prompt where it has got to are shifted
+into place; text deleted from the old prompt is skipped, text inserted ends the reuse).
+
 ``SlotCache`` replays that rule over recorded requests. Prompts are counted in the local
 model's own tokens when its vocabulary is reachable offline (the bundled SmolLM2 GGUF through
 xllamacpp: the server's ``/apply-template`` renders the chat template, ``/tokenize`` gives the
