@@ -196,7 +196,9 @@ def probe_cache_reuse(base_url: str, least: int) -> str:
     Returns why reuse is off ("" when it works)."""
     try:
         with httpx.Client(base_url=base_url, timeout=300) as client:
-            checks = ((PROBE_TOKENS, {"n_cache_reuse": 2}), (least + PROBE_TOKENS, {}))
+            checks: tuple[tuple[int, dict[str, int]], ...] = (
+                (PROBE_TOKENS, {"n_cache_reuse": 2}), (least + PROBE_TOKENS, {})
+            )
             for length, asked in checks:
                 run = list(range(1000, 1000 + length))
                 cached = 0
