@@ -68,6 +68,10 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update", "quickjs",
             "rich.table"} <= modules  # fmt: skip
     assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process
+    # by QuickJS alone: not the script runner, the sandbox or the lore key translator
+    script_runner = ("narrative_cli.regex.quickjs_run", "narrative_cli.tools.sandbox",
+                     "narrative_cli.lore.jsregex")  # fmt: skip
+    assert heavy(modules, script_runner) == []
 
 
 def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None
     needed = any(has_template(text) for _, text in card_sources(card, entries, preset))
     scripts = regex_scripts(card)
     if scripts and not needed:
-        from narrative_cli.regex.quickjs_run import LOCAL_PATTERN_CHARS
+        from narrative_cli.regex.patterns import LOCAL_PATTERN_CHARS
 
         needed = any(len(script.find_regex) > LOCAL_PATTERN_CHARS for script in scripts)
     if needed:
