@@ -65,8 +65,10 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     modules, shown = modules_of(tmp_path, "inspect", SAMPLE)
     assert "MVU variables after greeting 0" in shown and "lamp_oil: 12" in shown  # it ran
     assert "Hide keeper log from prompts" in shown  # and checked the regex script
-    assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update", "quickjs",
-            "rich.table"} <= modules  # fmt: skip
+    assert {"narrative_cli.state.mvu_init", "quickjs", "rich.table"} <= modules
+    # its greeting holds no update command: the update engine is not loaded
+    assert heavy(modules, ("narrative_cli.state.mvu_update", "narrative_cli.state.mvu_commands",
+                           "narrative_cli.state.mvu_record")) == []  # fmt: skip
     assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process
     # by QuickJS alone: not the script runner, the sandbox or the lore key translator
     script_runner = ("narrative_cli.regex.quickjs_run", "narrative_cli.tools.sandbox",
@@ -105,7 +107,7 @@ def test_a_real_mvu_card_with_templates_loads_the_template_sandbox_not_the_engin
     modules, shown = modules_of(tmp_path, "inspect", str(card), "--json")
     report = json.loads(shown)
     assert report["mvu"]["detected"] and report["macros"]["templates"]  # EJS: syntax-checked
-    assert {"narrative_cli.state.mvu_update", "narrative_cli.tools.templates", "helper"} <= modules
+    assert {"narrative_cli.state.mvu_init", "narrative_cli.tools.templates", "helper"} <= modules
     assert heavy(modules, ("narrative_cli.state.mvu", "narrative_cli.state.events",
                            "narrative_cli.state.game", "rich")) == []  # fmt: skip
 
