@@ -74,6 +74,7 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     script_runner = ("narrative_cli.regex.quickjs_run", "narrative_cli.tools.sandbox",
                      "narrative_cli.lore.jsregex")  # fmt: skip
     assert heavy(modules, script_runner) == []
+    assert "narrative_cli.context.macros" not in modules  # no template: no macro engine
 
 
 def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:

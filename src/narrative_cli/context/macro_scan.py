@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
-from narrative_cli.context.macros import known_macro
+from narrative_cli.context.macro_names import known_macro
 from narrative_cli.domain import Card, LoreEntry, Preset
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR

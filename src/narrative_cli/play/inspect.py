@@ -219,17 +219,17 @@ def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None
 def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict[str, Any]:
     """Unknown macros and the texts holding EJS templates, with what will not run."""
     from narrative_cli.context.macro_scan import card_sources, scan
-    from narrative_cli.context.macros import env_for, expand
+
     sources = dict(card_sources(card, entries, preset))
     report = scan(sources.items(), entries)
     rows = [t.to_dict() for t in report.templates]
-    env = env_for(card)  # macros run before templates (<user> in template code is a name)
-    texts = [expand(sources[str(row["where"])], env) for row in rows]
     errors: list[str | None] = []
-    if rows:  # the template sandbox (QuickJS) loads only for a card that has templates
+    if rows:  # the macro engine and the template sandbox (QuickJS): only for templates
+        from narrative_cli.context.macros import env_for, expand
         from narrative_cli.tools.templates import syntax_errors
 
-        errors = syntax_errors(texts)
+        env = env_for(card)  # macros run before templates (<user> in template code is a name)
+        errors = syntax_errors([expand(sources[str(row["where"])], env) for row in rows])
     for row, error in zip(rows, errors, strict=True):
         row["error"] = error or ""
     return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],
