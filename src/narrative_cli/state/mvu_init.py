@@ -31,7 +31,6 @@ from narrative_cli.errors import LorebookError
 from narrative_cli.i18n import t
 from narrative_cli.lore.routing import initvar_entries, is_initvar
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
-from narrative_cli.state.initvar import read_initvar
 from narrative_cli.state.mvu_data import MvuData, UpdateResult, may_update, unchanged
 from narrative_cli.state.mvu_paths import merge_replacing_arrays
 from narrative_cli.state.mvu_schema import clean_up_metadata, generate_schema, root_flags
@@ -132,6 +131,8 @@ def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult, lang
         raise LorebookError(t("mvu.too_deep", lang, label=label, levels=MAX_JSON_DEPTH))
     if parsed is None or isinstance(parsed, (dict, list)):
         return saved_as_json(parsed)
+    from narrative_cli.state.initvar import read_initvar  # the older text form: rare
+
     try:
         older = read_initvar(text)
     except LorebookError as problem:
