@@ -18,15 +18,17 @@ import os
 import stat
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from narrative_cli import paths
 from narrative_cli.agents.table import agent as agent_spec
 from narrative_cli.agents.table import find_agent, known_agents
 from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
-from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
 from narrative_cli.errors import ConfigError, worded
 from narrative_cli.pricing import ModelPrice, parse_prices
+
+if TYPE_CHECKING:  # the Author's Note is built only for a chat (``default_authors_note``)
+    from narrative_cli.domain_chat import AuthorsNote, Role
 
 PROVIDERS = ("openai", "anthropic", "local")
 DEFAULT_BASE_URLS = {
@@ -142,11 +144,13 @@ _PIPELINE_CHOICES = ("mode", "lang", "worldbook_source", "preset_mode",
 
 def default_authors_note(pipeline: PipelineSettings) -> AuthorsNote:
     """The config's Author's Note for new chats (``authors_note*`` keys of ``pipeline:``)."""
+    from narrative_cli.domain_chat import AN_POSITIONS, AuthorsNote
+
     return AuthorsNote(
         text=pipeline.authors_note, interval=pipeline.authors_note_interval,
         position=AN_POSITIONS.get(pipeline.authors_note_position, 1),
         depth=pipeline.authors_note_depth,
-        role=cast(Role, pipeline.authors_note_role),
+        role=cast("Role", pipeline.authors_note_role),
     )
 
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
 from narrative_cli.context.macro_names import known_macro
-from narrative_cli.domain import Card, LoreEntry, Preset
+from narrative_cli.domain import Card, LoreEntry
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import Preset
 
 _MACRO = re.compile(r"\{\{\s*([#/]?[A-Za-z_][\w-]*)")
 _TEMPLATE_CODE = re.compile(r"<%[_=\-#]?(.*?)[-_]?%>", re.DOTALL)

@@ -12,9 +12,9 @@ templates with the helpers it calls, those ``unavailable`` here, and any compile
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
+from narrative_cli.domain import Card, Lorebook, LoreEntry
 from narrative_cli.i18n import t
 from narrative_cli.load import card_language, regex_scripts, select_lore
 from narrative_cli.lore.routed import routes_for
@@ -22,6 +22,9 @@ from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, initvar_entrie
 from narrative_cli.play.inspect_scripts import helper_rows, regex_rows
 from narrative_cli.safetext import loads
 from narrative_cli.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import Preset
 
 TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
                 "system_prompt", "post_history_instructions", "creator_notes")
