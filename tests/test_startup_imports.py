@@ -89,6 +89,8 @@ def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path)
     assert heavy(modules, extras + ("narrative_cli.state", "narrative_cli.regex")) == []
     assert "platformdirs" in modules  # it looks for the user's config.yaml (there is none)
     assert heavy(modules, CHAT_TYPES + ("hashlib",)) == []  # hashlib: a replay's dice streams
+    # settings without a config file: no table of agents, no prices
+    assert heavy(modules, ("narrative_cli.agents", "narrative_cli.pricing")) == []
 
 
 def test_the_chat_types_still_load_with_a_chat_or_a_preset(tmp_path: Path) -> None:
