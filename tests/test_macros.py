@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.context.macros import MacroEnv, env_for, expand
+from narrative_cli.context.macro_names import MACRO_NAMES, known_macro
+from narrative_cli.context.macro_scan import unknown_macros
+from narrative_cli.context.macros import _HANDLERS, MacroEnv, env_for, expand
 from narrative_cli.domain import Card, Persona
 
 CLOCK = datetime(2026, 5, 3, 15, 5, tzinfo=timezone.utc)  # a Sunday afternoon
@@ -67,6 +69,16 @@ def test_core_macros(text: str, expected: str) -> None:
 )
 def test_unknown_or_broken_macros_are_left_as_written(text: str) -> None:
     assert expand(text, _env()) == text
+
+
+def test_the_scanners_list_of_macros_is_the_engines() -> None:
+    """``inspect`` asks ``macro_names`` (light) whether a macro runs; the engine runs
+    ``_HANDLERS``: a macro added to one and not the other would be reported wrongly."""
+    assert set(_HANDLERS) == MACRO_NAMES
+    assert known_macro("CharIfNotGroup") and not known_macro("charx")
+    text = "{{user}} {{Char}} {{GetVar::x}} {{lastMessage}} {{wat}} {{random::a,b}}"
+    assert unknown_macros(text) == ["wat"]
+    assert expand("{{wat}}", _env()) == "{{wat}}"  # what the scan calls unknown stays as written
 
 
 def test_inner_macros_resolve_inside_an_unknown_one() -> None:

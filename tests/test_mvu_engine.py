@@ -89,6 +89,30 @@ def test_the_greetings_initvar_block_wins_and_its_commands_run() -> None:
     assert result.data.delta_data == {"金币": "5->8 (见面礼)"}
 
 
+@pytest.mark.parametrize("greeting", [
+    "",
+    "*She sets the mug down.* \"Drink up, {{user}}.\"",
+    "<UpdateVariable>\n一段没有命令的文字\n</UpdateVariable>",
+    "_.set('地点', '灯塔');",  # a call without a block is still a command
+    "<JSONPatch>[{\"op\": \"replace\", \"path\": \"/地点\", \"value\": \"灯塔\"}]</JSONPatch>",
+    "<json_patch>not json</json_patch>",
+    "_.set('地点', '灯塔'",  # unbalanced: rejected, not ignored
+    "{{char}}",  # a name that writes a command
+])  # fmt: skip
+def test_a_greeting_without_commands_skips_the_engine_and_gets_what_it_would_give(
+    greeting: str,
+) -> None:
+    """Most greetings hold no command: ``initialise`` then does not run (or load) the update
+    engine (``mvu_data.may_update``); what it gives must be what the engine gives."""
+    entries = [initvar(0, '{"地点": "教堂", "金币": [5, "钱"], "$meta": {"extensible": true}}')]
+    result = initialise(entries, greeting, user="Ada", char="_.set('金币', 9);")
+    base = initialise(entries, user="Ada", char="_.set('金币', 9);")  # before the greeting's
+    engine = update_variables(greeting, base.data, lang="zh", user="Ada",
+                              char="_.set('金币', 9);")  # fmt: skip
+    assert result.greeting_update == engine
+    assert result.data == engine.data
+
+
 # -- commands ----------------------------------------------------------------------------------
 
 

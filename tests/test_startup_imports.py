@@ -34,6 +34,9 @@ ON_DEMAND = ("yaml", "zipfile", "platformdirs", "html.entities", "rich._emoji_co
              "narrative_cli.regex.scripts", "narrative_cli.tools.templates",
              "narrative_cli.load.charx", "narrative_cli.load.chats", "narrative_cli.held",
              "narrative_cli.paths")  # fmt: skip
+# A card's own types, not a chat's: messages, chats, presets, personas, the Author's Note
+# (``domain_chat``, named by ``domain`` on first use) load with a chat or a preset.
+CHAT_TYPES = ("narrative_cli.domain_chat",)
 
 
 HELPER = """
@@ -65,9 +68,17 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     modules, shown = modules_of(tmp_path, "inspect", SAMPLE)
     assert "MVU variables after greeting 0" in shown and "lamp_oil: 12" in shown  # it ran
     assert "Hide keeper log from prompts" in shown  # and checked the regex script
-    assert {"narrative_cli.state.mvu_init", "narrative_cli.state.mvu_update", "quickjs",
-            "rich.table"} <= modules  # fmt: skip
+    assert {"narrative_cli.state.mvu_init", "quickjs", "rich.table"} <= modules
+    # its greeting holds no update command: the update engine is not loaded
+    assert heavy(modules, ("narrative_cli.state.mvu_update", "narrative_cli.state.mvu_commands",
+                           "narrative_cli.state.mvu_record")) == []  # fmt: skip
     assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process
+    # by QuickJS alone: not the script runner, the sandbox or the lore key translator
+    script_runner = ("narrative_cli.regex.quickjs_run", "narrative_cli.tools.sandbox",
+                     "narrative_cli.lore.jsregex")  # fmt: skip
+    assert heavy(modules, script_runner) == []
+    assert "narrative_cli.context.macros" not in modules  # no template: no macro engine
+    assert heavy(modules, CHAT_TYPES) == []
 
 
 def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:
@@ -77,6 +88,42 @@ def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path)
     extras = tuple(name for name in ON_DEMAND if name not in config)
     assert heavy(modules, extras + ("narrative_cli.state", "narrative_cli.regex")) == []
     assert "platformdirs" in modules  # it looks for the user's config.yaml (there is none)
+    assert heavy(modules, CHAT_TYPES + ("hashlib",)) == []  # hashlib: a replay's dice streams
+    # settings without a config file: no table of agents, no prices
+    assert heavy(modules, ("narrative_cli.agents", "narrative_cli.pricing")) == []
+
+
+def test_the_chat_types_still_load_with_a_chat_or_a_preset(tmp_path: Path) -> None:
+    from narrative_cli.domain import ChatMessage, Preset  # named by domain, built elsewhere
+    from narrative_cli.domain_chat import ChatMessage as built
+
+    assert ChatMessage is built and Preset.__module__ == "narrative_cli.domain_chat"
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"user_name": "Ada", "character_name": "Edda"}\n'
+                    '{"name": "Ada", "is_user": true, "mes": "the lamp is out"}\n')  # fmt: skip
+    modules, shown = modules_of(tmp_path, "lore", "test", SAMPLE, "--chat", str(chat))
+    assert "The lamp" in shown and "narrative_cli.domain_chat" in modules
+
+
+def test_a_library_caller_meets_the_secret_rules_with_its_first_error() -> None:
+    """``errors`` loads ``credentials`` when an error is made: a report built without one
+    never loads it, and the first error's message is scrubbed all the same."""
+    code = f"""
+import sys
+from pathlib import Path
+from narrative_cli.load import load_card
+from narrative_cli.play.inspect import inspect_report
+inspect_report(load_card(Path({SAMPLE!r})), [], None, "en")
+sys.stdout.write("before %s\\n" % ("narrative_cli.credentials" in sys.modules))
+from narrative_cli.errors import NarrativeError
+error = NarrativeError("bad key sk-abcdefghijklmnopqrstuvwx at https://u:pw@host/v1")
+sys.stdout.write("after %s %s\\n" % ("narrative_cli.credentials" in sys.modules, error))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, check=True)  # fmt: skip
+    before, after = done.stdout.splitlines()
+    assert before == "before False" and after.startswith("after True bad key ***")
+    assert "sk-abc" not in after and "pw@" not in after
 
 
 def test_a_yaml_initvar_still_loads_yaml(tmp_path: Path) -> None:
@@ -101,7 +148,7 @@ def test_a_real_mvu_card_with_templates_loads_the_template_sandbox_not_the_engin
     modules, shown = modules_of(tmp_path, "inspect", str(card), "--json")
     report = json.loads(shown)
     assert report["mvu"]["detected"] and report["macros"]["templates"]  # EJS: syntax-checked
-    assert {"narrative_cli.state.mvu_update", "narrative_cli.tools.templates", "helper"} <= modules
+    assert {"narrative_cli.state.mvu_init", "narrative_cli.tools.templates", "helper"} <= modules
     assert heavy(modules, ("narrative_cli.state.mvu", "narrative_cli.state.events",
                            "narrative_cli.state.game", "rich")) == []  # fmt: skip
 

@@ -18,15 +18,17 @@ import os
 import stat
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from narrative_cli import paths
-from narrative_cli.agents.table import agent as agent_spec
-from narrative_cli.agents.table import find_agent, known_agents
-from narrative_cli.credentials import is_secret_name, remember, scrub, scrub_url
-from narrative_cli.domain import AN_POSITIONS, AuthorsNote, Role
 from narrative_cli.errors import ConfigError, worded
-from narrative_cli.pricing import ModelPrice, parse_prices
+
+# Loaded where they are used: the table of agents (an agent's settings), prices (a config's
+# ``prices:``), the secret rules (a key read, a config shown) and the Author's Note (a chat):
+# ``lore test`` reads its settings without a config file, and needs none of them.
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import AuthorsNote, Role
+    from narrative_cli.pricing import ModelPrice
 
 PROVIDERS = ("openai", "anthropic", "local")
 DEFAULT_BASE_URLS = {
@@ -144,11 +146,13 @@ _PIPELINE_CHOICES = ("mode", "lang", "worldbook_source", "preset_mode",
 
 def default_authors_note(pipeline: PipelineSettings) -> AuthorsNote:
     """The config's Author's Note for new chats (``authors_note*`` keys of ``pipeline:``)."""
+    from narrative_cli.domain_chat import AN_POSITIONS, AuthorsNote
+
     return AuthorsNote(
         text=pipeline.authors_note, interval=pipeline.authors_note_interval,
         position=AN_POSITIONS.get(pipeline.authors_note_position, 1),
         depth=pipeline.authors_note_depth,
-        role=cast(Role, pipeline.authors_note_role),
+        role=cast("Role", pipeline.authors_note_role),
     )
 
 
@@ -202,6 +206,8 @@ class Settings:
         return settings
 
     def _agent_entry(self, agent: str) -> AgentSettings:
+        from narrative_cli.agents.table import find_agent
+
         spec = find_agent(agent)
         for key in (agent, agent.split(":", 1)[0], spec.settings_key if spec else agent):
             if key in self.agents:
@@ -221,6 +227,9 @@ def default_max_tokens(agent: str, profile: Profile) -> int:
     """The reply limit of ``agent`` when the config names none (its ``agents.table`` row; an
     agent without a row gets the tools' limit). The bundled 135M model writes little and slowly
     on two cores, and loops when left unbounded, so it gets short limits; others get room."""
+    from narrative_cli.agents.table import agent as agent_spec
+    from narrative_cli.agents.table import find_agent
+
     small = profile.provider == "local" and not profile.model_path
     spec = find_agent(agent) or agent_spec("tool")
     return spec.small_max_tokens if small else spec.max_tokens
@@ -268,6 +277,8 @@ def settings_from_dict(data: Any, where: str) -> Settings:
     ctx = f"{where}: pipeline"
     settings.pipeline = build(PipelineSettings, _mapping(data.get("pipeline"), ctx), ctx)
     settings.lore = dict(_mapping(data.get("lore"), f"{where}: lore"))
+    from narrative_cli.pricing import parse_prices
+
     settings.prices = parse_prices(data.get("prices"), f"{where}: prices")
     if data.get("default_profile") is not None:
         settings.default_profile = str(data["default_profile"])
@@ -309,6 +320,22 @@ def _check_seconds(value: float | None, where: str) -> None:
         raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
 
 
+def _is_secret_name(header: str) -> bool:
+    from narrative_cli.credentials import is_secret_name
+
+    return is_secret_name(header)
+
+
+def _check_agent(agent: str, where: str) -> None:
+    """An ``agents:`` key must name a row of the table of agents."""
+    from narrative_cli.agents.table import find_agent, known_agents
+
+    if find_agent(agent) is None:
+        raise ConfigError(
+            f"{where}: agents.{agent}: unknown agent (expected one of {known_agents()})"
+        )
+
+
 def _validate(settings: Settings, where: str) -> None:
     for name, profile in settings.profiles.items():
         ctx = f"{where}: profiles.{name}"
@@ -326,7 +353,7 @@ def _validate(settings: Settings, where: str) -> None:
                               f"below context_size {profile.context_size}, "
                               f"got {profile.cache_reuse!r}")
         for header in profile.headers:
-            if is_secret_name(header):
+            if _is_secret_name(header):
                 raise ConfigError(
                     f"{ctx}.headers.{header}: keys are not stored in config.yaml",
                     hint="name the environment variable that holds the key with api_key_env",
@@ -334,10 +361,7 @@ def _validate(settings: Settings, where: str) -> None:
     for key in _PIPELINE_CHOICES:
         _check_choice(getattr(settings.pipeline, key), key, f"{where}: pipeline.{key}")
     for agent, agent_settings in settings.agents.items():
-        if find_agent(agent) is None:
-            raise ConfigError(
-                f"{where}: agents.{agent}: unknown agent (expected one of {known_agents()})"
-            )
+        _check_agent(agent, where)
         if agent_settings.profile and agent_settings.profile not in settings.profiles:
             raise ConfigError(
                 f"{where}: agents.{agent}.profile: no profile named {agent_settings.profile!r}"
@@ -438,8 +462,14 @@ def read_api_key(profile: Profile) -> str | None:
         raise worded(ConfigError, "preflight.no_key_variable", profile=repr(profile.name),
                      variable=profile.api_key_env,
                      hint=("preflight.no_key_variable_hint", {"variable": profile.api_key_env}))
-    remember(value)  # scrubbed from every output from now on
+    _remember(value)  # scrubbed from every output from now on
     return value
+
+
+def _remember(key: str) -> None:
+    from narrative_cli.credentials import remember
+
+    remember(key)
 
 
 def _read_key_file(profile: Profile) -> str:
@@ -459,7 +489,7 @@ def _read_key_file(profile: Profile) -> str:
     if not value:
         raise worded(ConfigError, "preflight.key_file_empty", profile=repr(profile.name),
                      path=path)
-    remember(value)
+    _remember(value)
     return value
 
 
@@ -552,7 +582,9 @@ def settings_summary(settings: Settings, lang: str = "en") -> dict[str, Any]:
     """The effective settings as plain data for ``config show``; keys appear only as a status.
     The names are config.yaml's own (as the user writes them); the status words are in
     ``lang`` (``--json`` keeps English)."""
+    from narrative_cli.credentials import scrub, scrub_url
     from narrative_cli.i18n import t
+
     profiles = {}
     for name, profile in settings.profiles.items():
         skip = {"name"} | (set() if profile.provider == "local" else _LOCAL_ONLY)

@@ -4,6 +4,11 @@ These are the contracts between the packages. Loaders produce them, the lore eng
 context router read them, the store persists them. They hold no behaviour beyond small
 derived properties, and they do no I/O.
 
+The card and its lore are defined here; chats, prompt messages, presets, personas, the
+Author's Note and ``Role`` in ``domain_chat``, and named here too, loaded on first use (PEP
+562): each class is built at import (a dataclass writes and compiles its methods), and a
+command that reads only a card never needs those.
+
 Lore entries follow SillyTavern's *world file* semantics (compat §2): a field that was absent
 in the file stays ``None`` where SillyTavern treats "absent" differently from the template
 default (``selective``, ``use_probability``, ``position``, ``order``).
@@ -11,10 +16,32 @@ default (``selective``, ``use_probability``, ``position``, ``order``).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-Role = Literal["system", "user", "assistant"]
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import AN_POSITIONS as AN_POSITIONS
+    from narrative_cli.domain_chat import AuthorsNote as AuthorsNote
+    from narrative_cli.domain_chat import Chat as Chat
+    from narrative_cli.domain_chat import ChatMessage as ChatMessage
+    from narrative_cli.domain_chat import Message as Message
+    from narrative_cli.domain_chat import Persona as Persona
+    from narrative_cli.domain_chat import Preset as Preset
+    from narrative_cli.domain_chat import PresetPrompt as PresetPrompt
+    from narrative_cli.domain_chat import Role as Role
+
+_CHAT_NAMES = frozenset({"AN_POSITIONS", "AuthorsNote", "Chat", "ChatMessage", "Message",
+                         "Persona", "Preset", "PresetPrompt", "Role"})  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The names ``domain_chat`` defines, loaded when first asked for (see the docstring)."""
+    if name not in _CHAT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("narrative_cli.domain_chat"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
 # World-info positions (compat §2.4).
 POSITION_BEFORE_CHAR = 0
@@ -172,136 +199,3 @@ class Card:
         except (TypeError, ValueError):
             depth = 4
         return DepthPrompt(prompt=str(raw["prompt"]), depth=depth, role=role)
-
-
-AN_POSITIONS = {"after_main": 0, "chat": 1, "before_main": 2}  # SillyTavern's extension types
-_AN_ROLES: tuple[Role, ...] = ("system", "user", "assistant")  # note_role 0, 1, 2
-
-
-@dataclass(frozen=True)
-class AuthorsNote:
-    """SillyTavern's Author's Note of a chat (``chat_metadata.note_*``).
-
-    ``position``: 1 in the chat at ``depth`` with ``role`` (SillyTavern's default), 0 right
-    after the main prompt, 2 right before it. ``interval``: sent on turns where the number of
-    the player's messages is a multiple of it (1: every turn; 0: never).
-    """
-
-    text: str = ""
-    interval: int = 1
-    position: int = 1
-    depth: int = 4
-    role: Role = "system"
-
-    def active(self, user_messages: int) -> bool:
-        """Whether the note is sent when the chat holds ``user_messages`` player messages."""
-        if not self.text.strip() or self.interval <= 0:
-            return False
-        return self.interval == 1 or (user_messages > 0 and user_messages % self.interval == 0)
-
-    @classmethod
-    def from_metadata(cls, meta: dict[str, Any], default: AuthorsNote | None = None
-                      ) -> AuthorsNote:
-        """The note of a chat's metadata; missing keys come from ``default`` (the config's)."""
-        base = default or cls()
-
-        def number(key: str, fallback: int) -> int:
-            value = meta.get(key)
-            return int(value) if isinstance(value, (int, float)) and not isinstance(
-                value, bool) else fallback
-
-        role = meta.get("note_role")
-        text = meta.get("note_prompt")
-        return cls(
-            text=text if isinstance(text, str) else base.text,
-            interval=number("note_interval", base.interval),
-            position=number("note_position", base.position),
-            depth=number("note_depth", base.depth),
-            role=_AN_ROLES[role] if isinstance(role, int) and 0 <= role < 3 else base.role,
-        )
-
-    def to_metadata(self) -> dict[str, Any]:
-        return {"note_prompt": self.text, "note_interval": self.interval,
-                "note_position": self.position, "note_depth": self.depth,
-                "note_role": _AN_ROLES.index(self.role)}
-
-
-@dataclass
-class Message:
-    """One message of an LLM request. ``name``: the speaker SillyTavern sends with example
-    dialogue (``example_user`` / ``example_assistant``); empty for most messages."""
-
-    role: Role
-    content: str
-    name: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        if self.name:
-            return {"role": self.role, "content": self.content, "name": self.name}
-        return {"role": self.role, "content": self.content}
-
-
-@dataclass
-class ChatMessage:
-    """One message of a SillyTavern chat (compat §4)."""
-
-    name: str
-    is_user: bool
-    mes: str
-    is_system: bool = False
-    send_date: str | int | float | None = None
-    swipes: list[str] = field(default_factory=list)
-    swipe_id: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)  # every other field, kept for export
-
-
-@dataclass
-class Chat:
-    """A SillyTavern chat: header metadata plus messages."""
-
-    user_name: str = "User"
-    character_name: str = ""
-    create_date: str | int | None = None
-    chat_metadata: dict[str, Any] = field(default_factory=dict)
-    messages: list[ChatMessage] = field(default_factory=list)
-    header: dict[str, Any] = field(default_factory=dict)  # the raw header line
-    skipped_lines: int = 0
-    path: str = ""
-    problems: list[str] = field(default_factory=list)  # "line 4: …" per skipped line
-
-
-@dataclass
-class PresetPrompt:
-    identifier: str
-    name: str = ""
-    role: Role = "system"
-    content: str = ""
-    system_prompt: bool = False
-    marker: bool = False
-    enabled: bool = True
-    injection_position: int = 0  # 0 relative, 1 in-chat
-    injection_depth: int = 4
-    injection_order: int = 100
-    forbid_overrides: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Preset:
-    """A SillyTavern Chat Completion preset: the prompts in character 100001's order."""
-
-    name: str = ""
-    prompts: list[PresetPrompt] = field(default_factory=list)  # in prompt_order order
-    samplers: dict[str, Any] = field(default_factory=dict)  # temperature, top_p, …
-    extra: dict[str, Any] = field(default_factory=dict)
-    path: str = ""
-
-    def enabled_prompts(self) -> list[PresetPrompt]:
-        return [p for p in self.prompts if p.enabled]
-
-
-@dataclass
-class Persona:
-    name: str = "User"
-    description: str = ""

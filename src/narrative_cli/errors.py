@@ -44,12 +44,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from narrative_cli.credentials import scrub_text
-
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+
+def _scrubbed(text: str) -> str:
+    """``credentials.scrub_text``, loaded when the first error is made (a command that meets
+    none never loads the secret rules)."""
+    from narrative_cli.credentials import scrub_text
+
+    return scrub_text(text)
 
 
 class NarrativeError(Exception):
@@ -58,10 +64,10 @@ class NarrativeError(Exception):
     exit_code = EXIT_FAILURE
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
-        message = scrub_text(message)  # no key reaches a screen, trace or log through an error
+        message = _scrubbed(message)  # no key reaches a screen, trace or log through an error
         super().__init__(message)
         self.message = message
-        self.hint = scrub_text(hint) if hint else hint
+        self.hint = _scrubbed(hint) if hint else hint
         # catalog keys and values (``worded``): the same message in the reader's language
         self.words: tuple[str, dict[str, object]] | None = None
         self.hint_words: tuple[str, dict[str, object]] | None = None
@@ -73,13 +79,13 @@ class NarrativeError(Exception):
         """The message in ``lang`` when it came from the catalogs, else as written."""
         if self.words is None:
             return self.message
-        return scrub_text(Phrase(*self.words).text(lang))
+        return _scrubbed(Phrase(*self.words).text(lang))
 
     def hint_text(self, lang: str | None) -> str | None:
         """The hint in ``lang`` when it came from the catalogs, else as written."""
         if self.hint_words is None:
             return self.hint
-        return scrub_text(Phrase(*self.hint_words).text(lang))
+        return _scrubbed(Phrase(*self.hint_words).text(lang))
 
 
 class Phrase:

@@ -10,7 +10,6 @@ with the swipe (``rng_stream`` in the turn record) and replay uses it again (arc
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any
 
@@ -34,5 +33,7 @@ def rng_from_state(state: list[Any]) -> random.Random:
 
 def stream_rng(seed: int, turn: int, stream: int) -> random.Random:
     """The generator of try ``stream`` (1, 2, …) of ``turn``: independent of the others."""
+    import hashlib  # here: a command that rolls no later try (``lore test``) never needs it
+
     digest = hashlib.sha256(f"narrative-cli:{seed}:{turn}:{stream}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))

@@ -19,11 +19,13 @@ import json
 import re
 
 OPEN = "<%"
-_SLURP_BEFORE = re.compile(r"[ \t]*<%_")
-_SLURP_AFTER = re.compile(r"_%>[ \t]*")
-_TAGS = re.compile(r"(<%%|%%>|<%=|<%-|<%_|<%#|<%|-%>|_%>|%>)")
-_TRAILING_SEMI = re.compile(r";(\s*$)")
-_LEADING_BREAK = re.compile(r"^(?:\r\n|\r|\n)")
+# Compiled when a template is first compiled (``re`` keeps them): most cards have none, and
+# ``inspect`` of one loads this module only for ``has_template``.
+_SLURP_BEFORE = r"[ \t]*<%_"
+_SLURP_AFTER = r"_%>[ \t]*"
+_TAGS = r"(<%%|%%>|<%=|<%-|<%_|<%#|<%|-%>|_%>|%>)"
+_TRAILING_SEMI = r";(\s*$)"
+_LEADING_BREAK = r"^(?:\r\n|\r|\n)"
 
 # The output plumbing of a compiled template: EJS's ``__append`` skips null and undefined.
 _HEAD = (
@@ -46,8 +48,8 @@ def has_template(text: str) -> bool:
 
 def compile_template(text: str) -> str:
     """The JavaScript function body that renders ``text``; raises TemplateSyntaxError."""
-    text = _SLURP_AFTER.sub("_%>", _SLURP_BEFORE.sub("<%_", text))
-    parts = _TAGS.split(text)
+    text = re.sub(_SLURP_AFTER, "_%>", re.sub(_SLURP_BEFORE, "<%_", text))
+    parts = re.split(_TAGS, text)
     code: list[str] = []
     mode: str | None = None  # the opening tag while inside one
     truncate = False
@@ -67,7 +69,7 @@ def compile_template(text: str) -> str:
                 code.append(f"__append({json.dumps(part)});")  # a stray close tag is text
             else:
                 if truncate:
-                    part = _LEADING_BREAK.sub("", part)
+                    part = re.sub(_LEADING_BREAK, "", part)
                     truncate = False
                 if part:
                     code.append(f"__append({json.dumps(part, ensure_ascii=False)});")
@@ -89,6 +91,6 @@ def _code(mode: str, source: str) -> str:
     if mode == "<%#":
         return ""
     if mode in ("<%=", "<%-"):
-        expr = _TRAILING_SEMI.sub(r"\1", source)
+        expr = re.sub(_TRAILING_SEMI, r"\1", source)
         return f"__append({expr}\n);"
     return "; " + source + "\n"  # the line break ends a trailing // comment

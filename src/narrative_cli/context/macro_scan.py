@@ -12,17 +12,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
-from narrative_cli.context.macros import known_macro
-from narrative_cli.domain import Card, LoreEntry, Preset
+from narrative_cli.context.macro_names import known_macro
+from narrative_cli.domain import Card, LoreEntry
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.lore.routing import INITVAR
 
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import Preset
+
 _MACRO = re.compile(r"\{\{\s*([#/]?[A-Za-z_][\w-]*)")
 _TEMPLATE_CODE = re.compile(r"<%[_=\-#]?(.*?)[-_]?%>", re.DOTALL)
-_CALL = re.compile(r"(?<![\w.$])([A-Za-z_$][\w$]*)\s*\(")
-_LODASH = re.compile(r"(?<![\w$])_\.([A-Za-z_$][\w$]*)")
+# Read only in a text holding templates: compiled on first use (``re`` keeps them).
+_CALL = r"(?<![\w.$])([A-Za-z_$][\w$]*)\s*\("
+_LODASH = r"(?<![\w$])_\.([A-Za-z_$][\w$]*)"
 
 # Helpers a template can call here (template_runtime.js ``locals``), and those that exist
 # under ST-Prompt-Template but cannot run in a terminal: a call fails with a warning.
@@ -115,11 +120,11 @@ class MacroReport:
         return lines
 
 
-_WHERE = [  # how ``card_sources`` names a text, and the Chinese of each
-    (re.compile(r'^lore entry "(.*)" \(uid (.*)\)$', re.S), "世界书条目「{0}」（uid {1}）"),
-    (re.compile(r'^preset prompt "(.*)"$', re.S), "预设提示词「{0}」"),
-    (re.compile(r"^card field (\S+)$"), "角色卡字段 {0}"),
-    (re.compile(r"^greeting (\d+)$"), "开场白 {0}"),
+_WHERE = [  # how ``card_sources`` names a text, and the Chinese of each (compiled when used)
+    (r'(?s)^lore entry "(.*)" \(uid (.*)\)$', "世界书条目「{0}」（uid {1}）"),
+    (r'(?s)^preset prompt "(.*)"$', "预设提示词「{0}」"),
+    (r"^card field (\S+)$", "角色卡字段 {0}"),
+    (r"^greeting (\d+)$", "开场白 {0}"),
 ]
 
 
@@ -129,7 +134,7 @@ def where_words(where: str, lang: str | None) -> str:
     if lang != "zh":
         return where
     for pattern, chinese in _WHERE:
-        found = pattern.match(where)
+        found = re.match(pattern, where)
         if found:
             return chinese.format(*found.groups())
     return where
@@ -210,14 +215,14 @@ def template_finding(where: str, text: str) -> TemplateFinding:
         error = str(failure)
     code = "\n".join(m.group(1) for m in _TEMPLATE_CODE.finditer(text))
     calls: list[str] = []
-    for name in _CALL.findall(code):
+    for name in re.findall(_CALL, code):
         if (name in TEMPLATE_FUNCTIONS or name in UNAVAILABLE_FUNCTIONS) and name not in calls:
             calls.append(name)
     unavailable = [name for name in calls if name in UNAVAILABLE_FUNCTIONS]
     if re.search(r"(?<![\w.$])faker\.", code):  # the extension's fake-data library
         calls.append("faker")
         unavailable.append("faker")
-    for helper in _LODASH.findall(code):
+    for helper in re.findall(_LODASH, code):
         label = f"_.{helper}"
         if label not in calls:
             calls.append(label)

@@ -386,8 +386,3 @@ _HANDLERS: dict[str, Handler] = {
     "reverse": _reverse,
 }
 _HANDLERS.update({alias: _HANDLERS[name] for alias, name in _ALIASES.items()})
-
-
-def known_macro(name: str) -> bool:
-    """Whether ``{{name…}}`` is a macro this module runs (names are case-insensitive)."""
-    return name.lower() in _HANDLERS

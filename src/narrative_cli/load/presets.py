@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narrative_cli.domain import Preset, PresetPrompt, Role
 from narrative_cli.errors import Phrase, PresetError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, json_type
+
+if TYPE_CHECKING:  # built here only when a preset is read: ``inspect`` without one imports
+    from narrative_cli.domain_chat import Preset, PresetPrompt, Role  # this module regardless
 
 CHARACTER_ID = 100001
 FALLBACK_CHARACTER_ID = 100000
@@ -60,6 +62,8 @@ def parse_prompt(obj: dict[str, Any], index: int, where: str) -> PresetPrompt:
     identifier = obj.get("identifier")
     label = identifier if isinstance(identifier, str) and identifier else f"#{index}"
     f = Fields(obj, f"{where}: prompt {label}", PresetError)
+    from narrative_cli.domain_chat import PresetPrompt
+
     return PresetPrompt(
         identifier=f.text("identifier") or f"prompt-{index}", name=f.text("name"), role=_role(f),
         content=f.text("content"), system_prompt=f.flag("system_prompt"),
@@ -109,6 +113,8 @@ def _legacy_prompts(obj: dict[str, Any], where: str, name: str) -> list[PresetPr
     if name == "Default":
         return []
     f = Fields(obj, where, PresetError)
+    from narrative_cli.domain_chat import PresetPrompt
+
     return [PresetPrompt(identifier=ident, name=label, content=f.text(key), system_prompt=True)
             for key, ident, label in LEGACY_PROMPTS if key in obj]
 
@@ -137,6 +143,8 @@ def parse_preset(obj: object, where: str, name: str) -> Preset:
             prompts.append(prompt)
     extra = {k: v for k, v in obj.items()
              if k not in samplers and k not in ("prompts", "prompt_order")}
+    from narrative_cli.domain_chat import Preset
+
     return Preset(name=name, prompts=prompts, samplers=samplers, extra=extra, path=where)
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from narrative_cli.domain import (
     LOGIC_AND_ALL,
     LOGIC_AND_ANY,
     LOGIC_NOT_ALL,
     LOGIC_NOT_ANY,
-    ChatMessage,
     LoreEntry,
 )
 from narrative_cli.lore.assemble import RoutedLore, routed_lore
@@ -39,6 +39,9 @@ from narrative_cli.lore.timed import (
     start_effects,
 )
 from narrative_cli.rng import new_rng
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import ChatMessage
 
 __all__ = [
     "Activation",
@@ -123,6 +126,8 @@ def scan_messages(
 ) -> list[str]:
     """The messages to scan, newest first (hidden system messages left out)."""
     texts: list[str] = []
+    if history:  # a chat's types load with a chat (``lore test`` of one text needs none)
+        from narrative_cli.domain_chat import ChatMessage
     for item in history:
         if isinstance(item, ChatMessage):
             if item.is_system:

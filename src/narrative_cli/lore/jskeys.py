@@ -2,15 +2,18 @@
 
 Every key of every scan asks ``split_key`` whether it is a regex; only a card with regex keys
 needs ``lore.jsregex`` (the JavaScript-to-``regex`` translator, a dozen patterns of its own
-compiled at import), which imports these names from here.
+compiled at import), which imports these names from here. ``js_syntax_error`` (JavaScript's
+own verdict on a pattern) lives here too, so that checking a regex script's pattern
+(``regex.patterns``) does not load the translator.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 
 __all__ = ["JS_TRIM_CHARS", "JS_WHITESPACE", "JsSyntaxError", "RegexKeyError", "RegexTimeout",
-           "split_key"]  # fmt: skip
+           "js_syntax_error", "split_key"]  # fmt: skip
 
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 JS_TRIM_CHARS = (
@@ -41,3 +44,24 @@ def split_key(key: str) -> tuple[str, str] | None:
     if match is None or _UNESCAPED_SLASH.search(match.group(1)):
         return None
     return match.group(1).replace("\\/", "/", 1), match.group(2)
+
+
+_LOCAL = threading.local()
+
+
+def js_syntax_error(body: str, flags: str) -> str | None:
+    """JavaScript's complaint about ``new RegExp(body, flags)``, or None when it compiles.
+
+    Compiling never runs the pattern, so it cannot hang; QuickJS contexts are per thread."""
+    check = getattr(_LOCAL, "check", None)
+    if check is None:
+        import quickjs
+
+        context = quickjs.Context()
+        context.eval(
+            "function check(b, f) { try { new RegExp(b, f); return ''; }"
+            " catch (e) { return String(e.message || e); } }"
+        )
+        check = _LOCAL.check = context.get("check")
+    message = str(check(body, flags))
+    return message or None

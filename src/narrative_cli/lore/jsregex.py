@@ -24,7 +24,6 @@ matches it empty), and case folding inside a character class follows Unicode's s
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -35,11 +34,13 @@ from narrative_cli.lore.jskeys import (
     JsSyntaxError,
     RegexKeyError,
     RegexTimeout,
+    js_syntax_error,
     split_key,
 )
 
-# The key's form and its errors live in ``lore.jskeys`` (light, for every scan); they are
-# re-exported here with the translator.
+# The key's form, its errors and JavaScript's verdict on a pattern live in ``lore.jskeys``
+# (light, for every scan and for ``inspect``'s check of regex scripts); they are re-exported
+# here with the translator.
 __all__ = ["JS_TRIM_CHARS", "JS_WHITESPACE", "TIME_LIMIT", "JsRegex", "JsSyntaxError",
            "RegexKeyError", "RegexTimeout", "compile_js", "js_syntax_error", "nested_quantifier",
            "required_alternatives", "required_literals", "split_key", "translate"]  # fmt: skip
@@ -111,27 +112,6 @@ class JsRegex:
                 f"regex {self.key} ran longer than {TIME_LIMIT * 1000:.0f} ms and is skipped "
                 "from now on"
             ) from None
-
-
-_LOCAL = threading.local()
-
-
-def js_syntax_error(body: str, flags: str) -> str | None:
-    """JavaScript's complaint about ``new RegExp(body, flags)``, or None when it compiles.
-
-    Compiling never runs the pattern, so it cannot hang; QuickJS contexts are per thread."""
-    check = getattr(_LOCAL, "check", None)
-    if check is None:
-        import quickjs
-
-        context = quickjs.Context()
-        context.eval(
-            "function check(b, f) { try { new RegExp(b, f); return ''; }"
-            " catch (e) { return String(e.message || e); } }"
-        )
-        check = _LOCAL.check = context.get("check")
-    message = str(check(body, flags))
-    return message or None
 
 
 @lru_cache(maxsize=4096)

@@ -10,16 +10,31 @@ unchanged, and a reason no rule knows is shown as written.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from narrative_cli.i18n import t
 
-Rules = tuple[tuple[re.Pattern[str], str], ...]
+
+class Rules:
+    """(pattern, catalog key) pairs for :func:`rewrite`, each pattern compiled when a text
+    first reaches it: a screen of reasons tries the first dozen rules or so, and compiling
+    all of them at import cost ``lore test`` about 5 ms of CPU."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self._pairs = tuple(pairs)
+        self._compiled: list[re.Pattern[str] | None] = [None] * len(self._pairs)
+
+    def __iter__(self) -> Iterator[tuple[re.Pattern[str], str]]:
+        for index, (pattern, key) in enumerate(self._pairs):
+            compiled = self._compiled[index]
+            if compiled is None:
+                compiled = self._compiled[index] = re.compile(pattern, re.DOTALL)
+            yield compiled, key
 
 
 def compile_rules(pairs: Iterable[tuple[str, str]]) -> Rules:
-    """(pattern, catalog key) pairs, compiled for :func:`rewrite`."""
-    return tuple((re.compile(pattern, re.DOTALL), key) for pattern, key in pairs)
+    """(pattern, catalog key) pairs for :func:`rewrite` (compiled as they are first tried)."""
+    return Rules(pairs)
 
 
 def rewrite(text: str, rules: Rules, lang: str | None, logic: bool = False) -> str:

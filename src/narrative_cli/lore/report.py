@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narrative_cli.domain import Card, ChatMessage, Lorebook, LoreEntry
+from narrative_cli.domain import Card, Lorebook, LoreEntry
 from narrative_cli.load import select_lore
 from narrative_cli.lore.engine import (
     ActivationResult,
@@ -20,6 +20,9 @@ from narrative_cli.lore.engine import (
     activate,
 )
 from narrative_cli.rng import new_rng
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import ChatMessage
 
 
 @dataclass
@@ -81,6 +84,8 @@ def scan_chat(
     SillyTavern's clock (the number of messages)."""
     messages = [message for message in chat if not message.is_system]
     if text.strip():
+        from narrative_cli.domain_chat import ChatMessage  # a chat's types: only with --chat
+
         messages.append(ChatMessage(name=context.user_name, is_user=True, mes=text))
     timed = TimedEffects()
     result: ActivationResult | None = None

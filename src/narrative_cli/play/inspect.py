@@ -12,9 +12,9 @@ templates with the helpers it calls, those ``unavailable`` here, and any compile
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from narrative_cli.domain import Card, Lorebook, LoreEntry, Preset
+from narrative_cli.domain import Card, Lorebook, LoreEntry
 from narrative_cli.i18n import t
 from narrative_cli.load import card_language, regex_scripts, select_lore
 from narrative_cli.lore.routed import routes_for
@@ -22,6 +22,9 @@ from narrative_cli.lore.routing import INITVAR, MVU_UPDATE, TOOL, initvar_entrie
 from narrative_cli.play.inspect_scripts import helper_rows, regex_rows
 from narrative_cli.safetext import loads
 from narrative_cli.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import Preset
 
 TOKEN_FIELDS = ("description", "personality", "scenario", "first_mes", "mes_example",
                 "system_prompt", "post_history_instructions", "creator_notes")
@@ -207,7 +210,7 @@ def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None
     needed = any(has_template(text) for _, text in card_sources(card, entries, preset))
     scripts = regex_scripts(card)
     if scripts and not needed:
-        from narrative_cli.regex.quickjs_run import LOCAL_PATTERN_CHARS
+        from narrative_cli.regex.patterns import LOCAL_PATTERN_CHARS
 
         needed = any(len(script.find_regex) > LOCAL_PATTERN_CHARS for script in scripts)
     if needed:
@@ -219,17 +222,17 @@ def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None
 def _macros(card: Card, entries: list[LoreEntry], preset: Preset | None) -> dict[str, Any]:
     """Unknown macros and the texts holding EJS templates, with what will not run."""
     from narrative_cli.context.macro_scan import card_sources, scan
-    from narrative_cli.context.macros import env_for, expand
+
     sources = dict(card_sources(card, entries, preset))
     report = scan(sources.items(), entries)
     rows = [t.to_dict() for t in report.templates]
-    env = env_for(card)  # macros run before templates (<user> in template code is a name)
-    texts = [expand(sources[str(row["where"])], env) for row in rows]
     errors: list[str | None] = []
-    if rows:  # the template sandbox (QuickJS) loads only for a card that has templates
+    if rows:  # the macro engine and the template sandbox (QuickJS): only for templates
+        from narrative_cli.context.macros import env_for, expand
         from narrative_cli.tools.templates import syntax_errors
 
-        errors = syntax_errors(texts)
+        env = env_for(card)  # macros run before templates (<user> in template code is a name)
+        errors = syntax_errors([expand(sources[str(row["where"])], env) for row in rows])
     for row, error in zip(rows, errors, strict=True):
         row["error"] = error or ""
     return {"unknown": [{"name": n, "where": w} for n, w in report.unknown.items()],

@@ -24,16 +24,12 @@ def regex_rows(card: Card, lang: str = "en") -> list[dict[str, Any]]:
     """One row per regex script: its flags, any problem, and where it ``runs`` here (the
     words in ``lang``; ``inspect --json`` keeps English)."""
     from narrative_cli.load import regex_scripts
-    from narrative_cli.load.regex import split_find_regex
 
     scripts = regex_scripts(card)
     if not scripts:
-        return []  # no need for the JavaScript sandbox (QuickJS) then
-    from narrative_cli.regex.quickjs_run import JsScript, pattern_errors
-
-    checks = [JsScript(s.script_name, *split_find_regex(s.find_regex), "") for s in scripts]
-    refused = pattern_errors([c for s, c in zip(scripts, checks, strict=True) if s.find_regex])
+        return []  # no need for QuickJS then
     usable = [s for s in scripts if s.find_regex]
+    refused = _pattern_errors(usable)
     problems = {id(usable[i]): t("script.invalid", lang, why=why) for i, why in refused.items()}
     rows = []
     for script in scripts:
@@ -45,6 +41,22 @@ def regex_rows(card: Card, lang: str = "en") -> list[dict[str, Any]]:
             "problem": problem, "runs": _runs(script, problem, lang),
         })  # fmt: skip
     return rows
+
+
+def _pattern_errors(scripts: list[RegexScript]) -> dict[int, str]:
+    """The scripts (by index) whose pattern JavaScript refuses, with its reason: checked in
+    this process when they are short (``regex.patterns``), else in the sandbox's helper."""
+    from narrative_cli.load.regex import split_find_regex
+    from narrative_cli.regex.patterns import pattern_errors_here
+
+    patterns = [split_find_regex(script.find_regex) for script in scripts]
+    found = pattern_errors_here(patterns)
+    if found is not None:
+        return found
+    from narrative_cli.regex.quickjs_run import JsScript, helper_pattern_errors
+
+    named = zip(scripts, patterns, strict=True)
+    return helper_pattern_errors([JsScript(s.script_name, *pattern, "") for s, pattern in named])
 
 
 def _problem(script: RegexScript, lang: str) -> str | None:

@@ -22,11 +22,15 @@ and ``TEMPLATE_CLOSE``, for ``regex.scripts`` to render as ST-Prompt-Template wo
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.regex.patterns import LOCAL_PATTERN_CHARS, pattern_errors_here
 from narrative_cli.tools.sandbox import run_code
+
+__all__ = ["LOCAL_PATTERN_CHARS", "MANY_TIME_LIMIT", "SCRIPT_TIME_LIMIT", "TEMPLATE_CLOSE",
+           "TEMPLATE_NAMED", "TEMPLATE_OPEN", "JsOutcome", "JsScript", "helper_pattern_errors",
+           "pattern_errors", "run_many", "run_scripts"]  # fmt: skip
 
 # A replacement that holds an EJS template comes back between these two private-use
 # characters, so only the template the script wrote is rendered, never the model's own text.
@@ -35,8 +39,6 @@ TEMPLATE_CLOSE = "\ue011"
 TEMPLATE_NAMED = "\ue012"  # ends the script's name, which follows TEMPLATE_OPEN
 SCRIPT_TIME_LIMIT = 0.5  # seconds one script may run on one text
 MEMORY_LIMIT = 64 * 1024 * 1024
-LOCAL_PATTERN_CHARS = 2000  # longer patterns are checked in the helper process
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # The body of ``function (params, state)``: params.text, params.scripts[{source, flags,
 # replace, trims}]. Returns the text after every script and, per script, an error or null.
@@ -193,26 +195,13 @@ return params.scripts.map(s => {
 
 
 def pattern_errors(scripts: list[JsScript]) -> dict[int, str]:
-    """Scripts (by index) whose pattern JavaScript refuses, with JavaScript's reason.
-
-    Compiling a pattern never runs it, so short ones are compiled by QuickJS in this process
-    (``lore.jsregex.js_syntax_error``, as lore keys are): no helper process to start, which
-    was most of ``inspect``'s time on a card with regex scripts. A long pattern (QuickJS can
-    take minutes to compile a huge alternation) or one with a lone surrogate (which crashes
-    QuickJS) goes to the helper, which is killed when it hangs or dies."""
+    """Scripts (by index) whose pattern JavaScript refuses, with JavaScript's reason: short
+    ones compiled by QuickJS in this process, and all of them in the helper process when one
+    is long or holds a lone surrogate (``regex.patterns``)."""
     if not scripts:
         return {}
-    if all(_local(script) for script in scripts):
-        from narrative_cli.lore.jsregex import js_syntax_error
-
-        found = ((i, js_syntax_error(s.source, s.flags)) for i, s in enumerate(scripts))
-        return {i: error for i, error in found if error is not None}
-    return helper_pattern_errors(scripts)
-
-
-def _local(script: JsScript) -> bool:
-    text = script.source + script.flags
-    return len(text) <= LOCAL_PATTERN_CHARS and not _SURROGATE.search(text)
+    found = pattern_errors_here([(script.source, script.flags) for script in scripts])
+    return helper_pattern_errors(scripts) if found is None else found
 
 
 def helper_pattern_errors(scripts: list[JsScript]) -> dict[int, str]:

@@ -31,10 +31,9 @@ from narrative_cli.errors import LorebookError
 from narrative_cli.i18n import t
 from narrative_cli.lore.routing import initvar_entries, is_initvar
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_depth
-from narrative_cli.state.initvar import read_initvar
+from narrative_cli.state.mvu_data import MvuData, UpdateResult, may_update, unchanged
 from narrative_cli.state.mvu_paths import merge_replacing_arrays
 from narrative_cli.state.mvu_schema import clean_up_metadata, generate_schema, root_flags
-from narrative_cli.state.mvu_update import MvuData, UpdateResult, update_variables
 from narrative_cli.state.mvu_values import (
     TextParseError,
     has_nonfinite,
@@ -88,10 +87,24 @@ def initialise(
     data.schema = schema
     clean_up_metadata(data.stat_data)
     _greeting_block(greeting, user, char, result, lang)
-    update = update_variables(greeting, result.data, lang=lang, user=user, char=char)
+    update = _greeting_update(greeting, result.data, lang, user, char)
     result.data = update.data
     result.greeting_update = update
     return result
+
+
+def _greeting_update(greeting: str, data: MvuData, lang: str, user: str, char: str
+                     ) -> UpdateResult:
+    """The greeting's own update commands applied; a greeting without any (most) costs none
+    of the update engine. NaN in the variables goes to the engine too: it is never equal to
+    itself, so the engine finds the variables changed and rebuilds the schema."""
+    if not may_update(substitute_macros(greeting, user, char)) and not has_nonfinite(
+        data.stat_data
+    ):
+        return unchanged(data)
+    from narrative_cli.state.mvu_update import update_variables
+
+    return update_variables(greeting, data, lang=lang, user=user, char=char)
 
 
 def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult, lang: str) -> Any:
@@ -118,6 +131,8 @@ def _read_entry(entry: LoreEntry, user: str, char: str, result: InitResult, lang
         raise LorebookError(t("mvu.too_deep", lang, label=label, levels=MAX_JSON_DEPTH))
     if parsed is None or isinstance(parsed, (dict, list)):
         return saved_as_json(parsed)
+    from narrative_cli.state.initvar import read_initvar  # the older text form: rare
+
     try:
         older = read_initvar(text)
     except LorebookError as problem:

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from narrative_cli.safetext import MAX_JSON_DEPTH, json_copy, json_depth
 from narrative_cli.state.mvu_commands import MvuCommand, extract_commands
+from narrative_cli.state.mvu_data import MvuData, UpdateResult
 from narrative_cli.state.mvu_paths import (
     fix_path,
     is_index,
@@ -105,60 +105,6 @@ _MALFORMED_ZH = {
     "unbalanced quotes or parentheses": "引号或括号不配对",
     "no ';' after the call": "调用后缺少分号",
 }
-
-
-@dataclass
-class MvuData:
-    """MagVarUpdate's per-message variables (``stat_data`` is the tree cards read)."""
-
-    stat_data: dict[str, Any] = field(default_factory=dict)
-    schema: dict[str, Any] | None = None
-    display_data: dict[str, Any] = field(default_factory=dict)
-    delta_data: dict[str, Any] = field(default_factory=dict)
-    initialized_lorebooks: dict[str, Any] = field(default_factory=dict)
-
-    def copy(self) -> MvuData:
-        """An independent copy (the variables are JSON data: ``json_copy``, not ``deepcopy``,
-        which was a tenth of a replayed turn; #17)."""
-        return MvuData(
-            json_copy(self.stat_data),
-            json_copy(self.schema),
-            json_copy(self.display_data),
-            json_copy(self.delta_data),
-            json_copy(self.initialized_lorebooks),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Everything but ``stat_data`` (which a snapshot keeps under ``mvu``)."""
-        return {
-            "schema": self.schema,
-            "display_data": self.display_data,
-            "delta_data": self.delta_data,
-            "initialized_lorebooks": self.initialized_lorebooks,
-        }
-
-    @classmethod
-    def from_parts(cls, stat_data: dict[str, Any] | None, meta: dict[str, Any] | None) -> MvuData:
-        """Rebuild from a snapshot's ``mvu`` tree and its ``mvu_data`` companion."""
-        meta = meta or {}
-        return cls(
-            stat_data=json_copy(dict(stat_data or {})),
-            schema=json_copy(meta.get("schema")),
-            display_data=json_copy(dict(meta.get("display_data") or {})),
-            delta_data=json_copy(dict(meta.get("delta_data") or {})),
-            initialized_lorebooks=json_copy(dict(meta.get("initialized_lorebooks") or {})),
-        )
-
-
-@dataclass
-class UpdateResult:
-    """The variables after a message, and each command applied or rejected (with its reason)."""
-
-    data: MvuData
-    applied: list[PatchRecord]
-    rejected: list[PatchRecord]
-    modified: bool
-    commands: list[MvuCommand] = field(default_factory=list)
 
 
 class _Rejected(Exception):

@@ -229,15 +229,19 @@ def render_inspect(report: dict[str, Any], console: Console | None = None,
         out.print(t("inspect.no_lore", lang), style="dim")
     if report["tools"]:
         out.print(_tools_view(report, lang))
-    for line in _mvu_lines(report, lang):
-        out.print(line, highlight=False, markup=False)
+    _print_lines(out, _mvu_lines(report, lang))
     if report["regex_scripts"]:
         out.print(_regex_view(report, lang))
-    for line in _helper_lines(report, lang):
-        out.print(line, highlight=False, markup=False)
-    for line in _macro_lines(report, lang):
-        out.print(line, highlight=False, markup=False)
+    lines = _helper_lines(report, lang) + _macro_lines(report, lang)
     if report["preset"]:
         preset = report["preset"]
-        out.print(t("inspect.preset", lang, name=preset["name"], enabled=preset["enabled"],
-                    prompts=preset["prompts"]), highlight=False, markup=False)
+        lines.append(t("inspect.preset", lang, name=preset["name"], enabled=preset["enabled"],
+                       prompts=preset["prompts"]))
+    _print_lines(out, lines)
+
+
+def _print_lines(out: Console, lines: list[str]) -> None:
+    """Plain lines in one print: each is wrapped on its own, as printed one by one, without
+    Rich's work per print."""
+    if lines:
+        out.print("\n".join(lines), highlight=False, markup=False)

@@ -87,12 +87,11 @@ class RowsView:
         self.table = table  # the table as drawn when it fits (styled), else ``grid_table``
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.measure import Measurement
-
         table = self.table or grid_table(self.title, self.headers, self.rows)
         width = options.max_width
-        natural = Measurement.get(console, options.update_width(10_000), table).maximum
-        if width >= WIDE or natural <= width:
+        # A wide screen draws the table whatever it measures: no measuring pass (a third of
+        # drawing ``inspect``'s lore table, which Rich measures again as it draws it).
+        if width >= WIDE or _natural_width(console, options, table) <= width:
             yield table
             return
         yield Text(safe_text(self.title), style="table.title")
@@ -111,3 +110,8 @@ class RowsView:
             yield Padding(Packed(parts), (0, 0, 0, 2))
 
 
+def _natural_width(console: Console, options: ConsoleOptions, table: Table) -> int:
+    """The width ``table`` takes when nothing limits it."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, options.update_width(10_000), table).maximum
