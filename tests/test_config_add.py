@@ -6,7 +6,8 @@ from pathlib import Path
 
 from narrative_cli import paths
 from narrative_cli.cli.config import TEMPLATE
-from narrative_cli.config import create_config_file, load_settings
+from narrative_cli.config import load_settings
+from narrative_cli.config_show import create_config_file
 from tests.test_config import cli
 
 

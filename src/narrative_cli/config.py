@@ -46,7 +46,7 @@ _CHOICES = {
     "max_tokens_field": ("auto", "max_tokens", "max_completion_tokens"),
     "response_format": ("auto", "json_schema", "json_object", "none"),
 }
-_LOCAL_ONLY = {"model_path", "context_size", "slots", "threads", "cache_reuse"}
+LOCAL_ONLY = {"model_path", "context_size", "slots", "threads", "cache_reuse"}
 ADHOC_FIELDS = ("provider", "base_url", "model", "api_key_env", "model_path")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -454,7 +454,7 @@ def default_key_env(provider: str, values: dict[str, Any]) -> str | None:
 def read_api_key(profile: Profile) -> str | None:
     """The profile's key, from its environment variable or its 0600 key file (None: no key)."""
     if profile.api_key_file:
-        return _read_key_file(profile)
+        return read_key_file(profile)
     if not profile.api_key_env:
         return None
     value = os.environ.get(profile.api_key_env, "").strip()
@@ -472,7 +472,8 @@ def _remember(key: str) -> None:
     remember(key)
 
 
-def _read_key_file(profile: Profile) -> str:
+def read_key_file(profile: Profile) -> str:
+    """The key in the profile's key file, which must be 0600 (owner only) and not empty."""
     path = Path(os.path.expanduser(str(profile.api_key_file)))
     if not path.is_absolute():
         path = paths.config_dir() / path
@@ -491,25 +492,6 @@ def _read_key_file(profile: Profile) -> str:
                      path=path)
     _remember(value)
     return value
-
-
-def key_status(profile: Profile, lang: str = "en") -> str:
-    """Where the profile's key comes from and whether it is there, in ``lang``; never the key
-    itself."""
-    from narrative_cli.i18n import t
-
-    if profile.api_key_file:
-        try:
-            _read_key_file(profile)
-        except ConfigError as exc:  # the reason without its "profile 'x': " prefix
-            why = exc.text(lang).split("：" if lang == "zh" else ": ", 1)[-1]
-            return t("config.key_unusable", lang, why=why)
-        return t("config.key_file_set", lang, path=profile.api_key_file)
-    if profile.api_key_env:
-        present = bool(os.environ.get(profile.api_key_env, "").strip())
-        return t("config.key_env_set" if present else "config.key_env_unset", lang,
-                 variable=profile.api_key_env)
-    return t("config.key_none", lang)
 
 
 def build(cls: type[T], values: dict[Any, Any], where: str, *, text: bool = False) -> T:
@@ -576,53 +558,3 @@ def _convert(value: Any, kind: str, text: bool) -> Any:
     if not isinstance(value, dict):  # dict[...] kinds
         raise ValueError(kind)
     return {str(k): (str(v) if "str, str" in kind else v) for k, v in value.items()}
-
-
-def settings_summary(settings: Settings, lang: str = "en") -> dict[str, Any]:
-    """The effective settings as plain data for ``config show``; keys appear only as a status.
-    The names are config.yaml's own (as the user writes them); the status words are in
-    ``lang`` (``--json`` keeps English)."""
-    from narrative_cli.credentials import scrub, scrub_url
-    from narrative_cli.i18n import t
-
-    profiles = {}
-    for name, profile in settings.profiles.items():
-        skip = {"name"} | (set() if profile.provider == "local" else _LOCAL_ONLY)
-        data = {f.name: getattr(profile, f.name) for f in fields(Profile) if f.name not in skip}
-        data = {k: v for k, v in data.items() if v not in (None, {}, [])}
-        if profile.provider == "local":
-            data["model_path"] = profile.model_path or t("config.bundled_model", lang)
-        for key in ("headers", "extra_body"):
-            if key in data:
-                data[key] = scrub(data[key])
-        if "base_url" in data:
-            data["base_url"] = scrub_url(str(data["base_url"]))
-        data["api_key"] = key_status(profile, lang)
-        profiles[name] = data
-    agents = {
-        name: {k: v for k, v in vars(agent).items() if v is not None}
-        for name, agent in settings.agents.items()
-    }
-    return {
-        "config_file": settings.source or t("config.no_file", lang),
-        "default_profile": settings.default_profile,
-        "profiles": profiles,
-        "agents": agents,
-        "pipeline": dict(vars(settings.pipeline)),
-        "lore": settings.lore,
-        **({"prices": {model: vars(price) for model, price in settings.prices.items()}}
-           if settings.prices else {}),
-    }
-
-
-def create_config_file(text: str, *, force: bool = False) -> Path:
-    """Write ``text`` as config.yaml once it loads cleanly; an existing file needs ``force``."""
-    import yaml
-
-    path = paths.config_file()
-    if path.exists() and not force:
-        raise worded(ConfigError, "config.exists", path=path, hint=("config.exists_hint", {}))
-    settings_from_dict(yaml.safe_load(text) or {}, "config template")
-    paths.usable_dir(path.parent, "the config folder")
-    path.write_text(text, encoding="utf-8")
-    return path

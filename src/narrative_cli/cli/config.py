@@ -76,7 +76,7 @@ def register(root: click.Group) -> None:
 @option("--force", "force", is_flag=True, default=False, help="Overwrite an existing file.")
 def config_init(force: bool) -> None:
     """Write a commented config.yaml to start from."""
-    from narrative_cli.config import create_config_file
+    from narrative_cli.config_show import create_config_file
     from narrative_cli.i18n import choose, t
 
     with user_errors():
@@ -100,7 +100,8 @@ def config_show(
     as_json: bool,
 ) -> None:
     """Print the settings in effect (flags, environment, file, defaults); keys are never shown."""
-    from narrative_cli.config import load_settings, settings_summary
+    from narrative_cli.config import load_settings
+    from narrative_cli.config_show import settings_summary
     from narrative_cli.i18n import choose
     from narrative_cli.ui.config_view import render_settings
 

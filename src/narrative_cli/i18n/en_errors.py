@@ -3,7 +3,7 @@
 names, field paths, URLs, HTTP statuses and the provider's own reason are values."""
 
 ERRORS: dict[str, str] = {
-    # -- narrative config (cli/config.py, config.settings_summary) -------------------------------
+    # -- narrative config (cli/config.py, config_show.settings_summary) ---------------------------
     "config.no_file": "(none: built-in defaults)",
     "config.bundled_model": "(bundled SmolLM2-135M-Instruct)",
     "config.key_none": "none needed",
