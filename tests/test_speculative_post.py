@@ -19,7 +19,7 @@ from narrative_cli.play.options import PlayOptions
 
 from .pipeline_support import DICE_TOOL, llm_tool, tool_entry, write_card
 from .servers import ScriptedServer
-from .test_replay import INPUTS, install, live, replay, st_log, stable
+from .test_replay import INPUTS, echo_writer, install, live, replay, st_log, stable
 
 MOVED = {"events": [{"type": "move", "params": {"location": "the pier"}}], "summary_entries": ["a"]}
 STILL = {"events": [], "summary_entries": ["b"]}
@@ -74,16 +74,21 @@ def test_guessed_post_tools_replay_to_the_same_prompts_story_and_state(tmp_path:
 
 class AnalysisWatch:
     """Scripted analysis replies that wait (up to ``patience`` seconds) for a call of the
-    panel tool to reach the server while the analysis is still unanswered, and note whether
-    one came: a guessed call arrives then; a call made after the analysis cannot."""
+    panel tool to reach the server in this turn while the analysis is still unanswered, and
+    note whether one came: a guessed call arrives then (before or after the analysis request:
+    they are sent together); a call made after the analysis cannot. The turn starts at its
+    writer call, which comes after every call of the turn before."""
 
     def __init__(self, replies: list[dict[str, Any]], patience: float) -> None:
         self.replies, self.patience = list(replies), patience
         self.panel_seen = threading.Event()
         self.early: list[bool] = []  # per analysis call: did a panel call come meanwhile?
 
-    def analysis(self, request: Any) -> dict[str, Any]:
+    def writing(self, request: Any) -> str:
         self.panel_seen.clear()
+        return echo_writer(request)
+
+    def analysis(self, request: Any) -> dict[str, Any]:
         self.early.append(self.panel_seen.wait(self.patience))
         return self.replies.pop(0)
 
@@ -101,7 +106,8 @@ def test_speculative_post_tools_off_sends_no_call_before_the_analysis_ends(
     # patience: long enough for a guess to arrive on a loaded machine; paid only when off
     watch = AnalysisWatch([MOVED, STILL], patience=1.5 if guessing else 0.4)
     with ScriptedServer() as server:
-        install(server, analysis=watch.analysis, **{"tool:panel": watch.panel})
+        install(server, analysis=watch.analysis, writing=watch.writing,
+                **{"tool:panel": watch.panel})
         recorded = replay([log], live(server, card, mode="parallel", trace=str(tmp_path / "t1")))
         sent = [r for r in server.requests if r.agent == "tool:panel"]
     assert recorded.outcomes[0].status == "done"
