@@ -33,7 +33,7 @@ from narrative_cli.backends import ChatRequest, open_backend  # noqa: E402
 from narrative_cli.backends.base import ChatReply  # noqa: E402
 from narrative_cli.backends.openai_compat import OpenAIBackend  # noqa: E402
 from narrative_cli.config import builtin_profiles  # noqa: E402
-from narrative_cli.domain import Message  # noqa: E402
+from narrative_cli.domain_chat import Message
 
 STORY = "灯塔的光扫过海面，雾气在礁石间缓缓散开。Mara lifts the lantern and waits. " * 4
 MESSAGES = [Message("system", "You narrate a quiet story. " * 30), Message("user", "Look out.")]

@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import ChatMessage, LoreEntry
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.load import load_card
 from narrative_cli.load.lorebooks import parse_lorebook
 from narrative_cli.lore.engine import ScanContext, TimedEffects, activate

@@ -16,7 +16,8 @@ from narrative_cli.context.expand import apply_macros
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
 from narrative_cli.context.preset_prompt import build_preset_writing
 from narrative_cli.context.router import build_writing
-from narrative_cli.domain import AuthorsNote, Card, Persona, Preset, PresetPrompt
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import AuthorsNote, Persona, Preset, PresetPrompt
 from narrative_cli.load import load_chat
 from narrative_cli.play import PlayOptions, PlaySession
 from narrative_cli.play.commands import Dispatcher

@@ -7,7 +7,7 @@ import pytest
 from narrative_cli.backends import ChatRequest, open_backend
 from narrative_cli.backends.anthropic import AnthropicBackend, to_messages
 from narrative_cli.config import Profile
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import ContentFiltered
 
 from . import servers

@@ -14,7 +14,7 @@ from narrative_cli.backends.base import Backend
 from narrative_cli.backends.http_errors import error_from_status
 from narrative_cli.backends.retry import Retrier, RetryPolicy, parse_retry_after
 from narrative_cli.config import AgentSettings
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import (
     AuthenticationError,
     BackendTimeout,

@@ -16,7 +16,7 @@ import yaml
 
 from narrative_cli.backends import ChatRequest, open_backend
 from narrative_cli.config import load_settings
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError, BackendTimeout, ConfigError
 from narrative_cli.pipeline.events import CallRetrying
 from narrative_cli.ui.console import recording_consoles

@@ -13,7 +13,7 @@ from narrative_cli.backends import ChatRequest, open_backend
 from narrative_cli.backends import local as local_backend
 from narrative_cli.backends.local import LocalBackend, LocalServer
 from narrative_cli.config import Profile, builtin_profiles
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import LocalModelMissing
 
 from . import servers

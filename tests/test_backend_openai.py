@@ -14,7 +14,7 @@ from narrative_cli.backends import ChatRequest, open_backend
 from narrative_cli.backends.openai_compat import OpenAIBackend
 from narrative_cli.backends.sse import SSEEvent, iter_sse
 from narrative_cli.config import AgentSettings, Profile
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import AuthenticationError
 
 from . import servers

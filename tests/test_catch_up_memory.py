@@ -355,7 +355,7 @@ def test_the_bundled_model_gets_small_batches_without_starting_it() -> None:
 def _fixed_prompt(fixed: str) -> Any:
     """A batch's prompt: ``fixed`` text plus the batch as ``<past_turns>`` shows it."""
     from narrative_cli.context.blocks import Prompt
-    from narrative_cli.domain import Message
+    from narrative_cli.domain_chat import Message
     from narrative_cli.pipeline.catch_up_batches import past_turns_text
 
     return lambda batch: Prompt("catch_up", [Message("system", fixed),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.domain import Chat, ChatMessage
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import ChatFileError, SnapshotMissing
 from narrative_cli.load.chats import load_chat, write_chat
 from narrative_cli.store import SessionStore

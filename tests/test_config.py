@@ -21,7 +21,7 @@ from narrative_cli.config import (
     load_settings,
     read_api_key,
 )
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import ConfigError, NarrativeError
 
 from . import servers

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from narrative_cli.cli.app import app
-from narrative_cli.domain import Chat, ChatMessage
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import GroupError
 from narrative_cli.group.speakers import turn_from_chat
 from narrative_cli.group.st_groups import load_st_group

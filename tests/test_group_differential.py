@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.domain import Card, ChatMessage
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.group.model import STRATEGY_CODES, Group, GroupMember
 from narrative_cli.group.speakers import choose_speakers, turn_from_chat
 from tests.st_diff import ROOT, node_executable

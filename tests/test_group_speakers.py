@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from narrative_cli.domain import Card, ChatMessage
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.group.model import Group, GroupMember, Strategy
 from narrative_cli.group.speakers import (
     SpeakerTurn,

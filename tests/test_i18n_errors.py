@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from narrative_cli.backends import ChatRequest, open_backend
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError, NarrativeError
 from tests import servers
 from tests.conftest import SAMPLES

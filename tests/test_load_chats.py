@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from narrative_cli.domain import Card, ChatMessage
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.errors import ChatFileError
 from narrative_cli.load import (
     chat_for_card,

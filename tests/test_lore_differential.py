@@ -88,7 +88,7 @@ def test_lore_test_cli_on_a_chat_agrees_with_sillytavern(
     """``narrative lore test CARD TEXT --chat`` against the oracle fed the same chat turns."""
     import random
 
-    from narrative_cli.domain import ChatMessage
+    from narrative_cli.domain_chat import ChatMessage
     from narrative_cli.lore.report import generation_points
 
     card = {"spec": "chara_card_v2", "spec_version": "2.0",

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.domain import ChatMessage, LoreEntry
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.errors import ConfigError
 from narrative_cli.lore.engine import (
     ActivationResult,

@@ -11,7 +11,8 @@ import pytest
 from narrative_cli.context.macro_names import MACRO_NAMES, known_macro
 from narrative_cli.context.macro_scan import unknown_macros
 from narrative_cli.context.macros import _HANDLERS, MacroEnv, env_for, expand
-from narrative_cli.domain import Card, Persona
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import Persona
 
 CLOCK = datetime(2026, 5, 3, 15, 5, tzinfo=timezone.utc)  # a Sunday afternoon
 

@@ -21,7 +21,8 @@ from narrative_cli.context.inputs import HistoryTurn, PromptInputs
 from narrative_cli.context.macros import expand
 from narrative_cli.context.preset_prompt import build_preset_writing
 from narrative_cli.context.router import build_planning, build_writing
-from narrative_cli.domain import Card, Persona, Preset
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import Persona, Preset
 from narrative_cli.errors import PresetError
 from narrative_cli.load import load_preset
 from narrative_cli.pipeline.samplers import preset_samplers

@@ -29,7 +29,8 @@ from narrative_cli.context.router import (
     build_prompt,
     build_writing,
 )
-from narrative_cli.domain import AuthorsNote, Card, Persona, Preset, PresetPrompt
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import AuthorsNote, Persona, Preset, PresetPrompt
 from narrative_cli.errors import ConfigError
 
 GOLDEN = Path(__file__).parent / "golden" / "prompts"

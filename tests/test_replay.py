@@ -614,7 +614,7 @@ def test_a_recorded_request_matches_however_its_parameters_were_held(tmp_path: P
     types match (the scrubbed key: ``test_a_prompt_holding_a_key_...``); a changed text or
     parameter is drift."""
     from narrative_cli.backends.base import ChatRequest
-    from narrative_cli.domain import Message
+    from narrative_cli.domain_chat import Message
     from narrative_cli.errors import ReplayMismatch
     from narrative_cli.replay.recorded import CallRef, RecordedBackend, SessionCalls
 

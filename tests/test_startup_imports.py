@@ -35,7 +35,7 @@ ON_DEMAND = ("yaml", "zipfile", "platformdirs", "html.entities", "rich._emoji_co
              "narrative_cli.load.charx", "narrative_cli.load.chats", "narrative_cli.held",
              "narrative_cli.paths")  # fmt: skip
 # A card's own types, not a chat's: messages, chats, presets, personas, the Author's Note
-# (``domain_chat``, named by ``domain`` on first use) load with a chat or a preset.
+# (``domain_chat``) load with a chat or a preset.
 CHAT_TYPES = ("narrative_cli.domain_chat",)
 
 
@@ -94,10 +94,6 @@ def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path)
 
 
 def test_the_chat_types_still_load_with_a_chat_or_a_preset(tmp_path: Path) -> None:
-    from narrative_cli.domain import ChatMessage, Preset  # named by domain, built elsewhere
-    from narrative_cli.domain_chat import ChatMessage as built
-
-    assert ChatMessage is built and Preset.__module__ == "narrative_cli.domain_chat"
     chat = tmp_path / "chat.jsonl"
     chat.write_text('{"user_name": "Ada", "character_name": "Edda"}\n'
                     '{"name": "Ada", "is_user": true, "mes": "the lamp is out"}\n')  # fmt: skip

@@ -294,7 +294,7 @@ def test_same_inputs_give_the_same_prompts_with_random_and_clock_in_templates(
 def test_templates_in_the_persona_and_preset_prompts(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    from narrative_cli.domain import Persona, Preset, PresetPrompt
+    from narrative_cli.domain_chat import Persona, Preset, PresetPrompt
 
     preset = Preset(name="p", prompts=[PresetPrompt(
         identifier="custom", name="阶段提示", role="system",

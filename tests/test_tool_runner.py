@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from narrative_cli.domain import LoreEntry, Message
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendTimeout
 from narrative_cli.load import load_card
 from narrative_cli.rng import new_rng

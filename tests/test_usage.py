@@ -11,7 +11,7 @@ from narrative_cli.backends.usage import (
     from_anthropic,
     from_openai,
 )
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.tokens import estimate_tokens
 
 from . import servers

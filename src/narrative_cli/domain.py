@@ -5,9 +5,8 @@ context router read them, the store persists them. They hold no behaviour beyond
 derived properties, and they do no I/O.
 
 The card and its lore are defined here; chats, prompt messages, presets, personas, the
-Author's Note and ``Role`` in ``domain_chat``, and named here too, loaded on first use (PEP
-562): each class is built at import (a dataclass writes and compiles its methods), and a
-command that reads only a card never needs those.
+Author's Note and ``Role`` in ``domain_chat``: each class is built at import (a dataclass
+writes and compiles its methods), and a command that reads only a card never needs those.
 
 Lore entries follow SillyTavern's *world file* semantics (compat §2): a field that was absent
 in the file stays ``None`` where SillyTavern treats "absent" differently from the template
@@ -16,32 +15,11 @@ default (``selective``, ``use_probability``, ``position``, ``order``).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from narrative_cli.domain_chat import AN_POSITIONS as AN_POSITIONS
-    from narrative_cli.domain_chat import AuthorsNote as AuthorsNote
-    from narrative_cli.domain_chat import Chat as Chat
-    from narrative_cli.domain_chat import ChatMessage as ChatMessage
-    from narrative_cli.domain_chat import Message as Message
-    from narrative_cli.domain_chat import Persona as Persona
-    from narrative_cli.domain_chat import Preset as Preset
-    from narrative_cli.domain_chat import PresetPrompt as PresetPrompt
-    from narrative_cli.domain_chat import Role as Role
-
-_CHAT_NAMES = frozenset({"AN_POSITIONS", "AuthorsNote", "Chat", "ChatMessage", "Message",
-                         "Persona", "Preset", "PresetPrompt", "Role"})  # fmt: skip
-
-
-def __getattr__(name: str) -> Any:
-    """The names ``domain_chat`` defines, loaded when first asked for (see the docstring)."""
-    if name not in _CHAT_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("narrative_cli.domain_chat"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+    from narrative_cli.domain_chat import Role
 
 # World-info positions (compat §2.4).
 POSITION_BEFORE_CHAR = 0

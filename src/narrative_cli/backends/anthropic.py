@@ -18,7 +18,7 @@ from narrative_cli.backends.base import ChatReply, ChatRequest, one_line, split_
 from narrative_cli.backends.http import Builder, HTTPBackend
 from narrative_cli.backends.http_errors import error_from_event
 from narrative_cli.backends.usage import complete_usage, from_anthropic
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import ContentFiltered, ProviderError, worded
 from narrative_cli.safetext import clean_json
 

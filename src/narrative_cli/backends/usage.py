@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from narrative_cli.backends.base import Usage
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.tokens import estimate_tokens
 
 _PER_MESSAGE = 3  # chat formatting overhead per message, plus 3 for the reply primer

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from narrative_cli.domain import Message, Role
+from narrative_cli.domain_chat import Message, Role
 from narrative_cli.tokens import estimate_tokens
 
 BLOCK_SEPARATOR = "\n\n"

@@ -20,7 +20,7 @@ from narrative_cli.agents.templates import label
 from narrative_cli.context.blocks import Block, plain, tagged
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
-from narrative_cli.domain import Message, Role
+from narrative_cli.domain_chat import Message, Role
 
 NOTE_BLOCKS = ("authors_note", "character_note")
 Part = tuple[Role, list[Block]]

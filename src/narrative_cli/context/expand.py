@@ -13,7 +13,8 @@ from typing import Any
 
 from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.macros import MacroEnv, env_for, expand
-from narrative_cli.domain import Card, Preset, PresetPrompt
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import Preset, PresetPrompt
 
 _KEPT_BUILTINS = ("nsfw", "jailbreak")  # built-in preset prompts the split mode keeps
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from narrative_cli.domain import Message, Role
+from narrative_cli.domain_chat import Message, Role
 
 MAX_DEPTH = 10000
 EXTENSION_ORDER = 100  # extension prompts join the prompt manager's order-100 group

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from narrative_cli.agents.replies import Plan
-from narrative_cli.domain import AuthorsNote, Card, Persona, Preset
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import AuthorsNote, Persona, Preset
 from narrative_cli.errors import ConfigError
 from narrative_cli.state.chapters import Chapter, Fold
 

@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from narrative_cli.context import variables
-from narrative_cli.domain import Card, Persona
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import Persona
 
 _MAX_DEPTH = 4  # card fields may hold macros; a field quoting itself stops here
 _TRIM = "\x00trim\x00"

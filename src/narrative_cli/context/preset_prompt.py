@@ -38,7 +38,7 @@ from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
 from narrative_cli.context.macros import MacroEnv, expand
-from narrative_cli.domain import AuthorsNote, Message, Preset, PresetPrompt, Role
+from narrative_cli.domain_chat import AuthorsNote, Message, Preset, PresetPrompt, Role
 
 CONTENT_MARKERS = ("worldInfoBefore", "worldInfoAfter", "charDescription", "charPersonality",
                    "scenario", "personaDescription")

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from narrative_cli.agents.templates import label
 from narrative_cli.context.macros import env_for, expand
-from narrative_cli.domain import LoreEntry, Persona
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import Persona
 from narrative_cli.group.model import Group
 
 

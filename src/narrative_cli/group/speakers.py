@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from narrative_cli.domain import ChatMessage
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.group.model import Group, GroupMember
 
 _WORD = re.compile(r"\b\w+\b", re.ASCII)  # SillyTavern's extractAllWords, without the u flag

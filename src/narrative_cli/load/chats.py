@@ -15,7 +15,8 @@ import json
 import os
 from typing import Any
 
-from narrative_cli.domain import Card, Chat, ChatMessage
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import BadInput, ChatFileError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields

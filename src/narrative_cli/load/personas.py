@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import Persona
+from narrative_cli.domain_chat import Persona
 from narrative_cli.errors import ConfigError, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, json_type

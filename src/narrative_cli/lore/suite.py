@@ -29,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from narrative_cli.domain import ChatMessage, LoreEntry
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import ChatMessage
 from narrative_cli.errors import BadInput
 from narrative_cli.i18n import t
 from narrative_cli.load import load_card, load_chat, load_lorebook, select_lore

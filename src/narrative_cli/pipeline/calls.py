@@ -34,7 +34,7 @@ from narrative_cli.agents.table import find_agent
 from narrative_cli.agents.validation import Dropped
 from narrative_cli.backends import ChatReply, ChatRequest
 from narrative_cli.backends.base import with_agent_defaults
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError, TurnCancelled
 from narrative_cli.pipeline.accounting import TurnAccount
 from narrative_cli.pipeline.backendset import BackendSet

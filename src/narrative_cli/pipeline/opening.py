@@ -18,7 +18,8 @@ from narrative_cli.config import Settings
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.macro_scan import card_sources, scan
 from narrative_cli.context.macros import env_for, expand
-from narrative_cli.domain import Card, Lorebook, LoreEntry, Persona, Preset, RegexScript
+from narrative_cli.domain import Card, Lorebook, LoreEntry, RegexScript
+from narrative_cli.domain_chat import Persona, Preset
 from narrative_cli.errors import BadInput, spoken_in
 from narrative_cli.i18n import t
 from narrative_cli.load import (

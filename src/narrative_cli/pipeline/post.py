@@ -34,7 +34,7 @@ from typing import Any
 from narrative_cli.agents.replies import Analysis
 from narrative_cli.agents.validation import Dropped
 from narrative_cli.context.router import build_analysis
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import Guess, JsonOutcome
 from narrative_cli.pipeline.fitting import fit_prompt

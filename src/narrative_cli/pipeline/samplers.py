@@ -20,7 +20,7 @@ from typing import Any
 from narrative_cli.agents.table import preset_agents
 from narrative_cli.backends import ChatRequest
 from narrative_cli.config import AgentSettings
-from narrative_cli.domain import Preset
+from narrative_cli.domain_chat import Preset
 from narrative_cli.pipeline.trace import PRESET_EXTRA_KEYS
 
 WRITER_AGENTS = preset_agents()  # the agents a preset's samplers go with

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from narrative_cli.agents.replies import Plan
 from narrative_cli.context.recall import recall_turns
 from narrative_cli.context.router import build_merged_writing, build_planning, build_writing
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import JsonOutcome
 from narrative_cli.pipeline.events import ToolResultEvent

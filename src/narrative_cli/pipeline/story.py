@@ -30,7 +30,8 @@ from typing import Any
 from narrative_cli.config import Settings, default_authors_note
 from narrative_cli.context.ejs import has_template
 from narrative_cli.context.text_search import TextIndex
-from narrative_cli.domain import AuthorsNote, Card, LoreEntry, Persona, Preset, RegexScript
+from narrative_cli.domain import Card, LoreEntry, RegexScript
+from narrative_cli.domain_chat import AuthorsNote, Persona, Preset
 from narrative_cli.errors import BadInput, CardError
 from narrative_cli.group.greetings import lore_owners, scene_greeting
 from narrative_cli.group.model import Group

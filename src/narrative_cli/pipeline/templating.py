@@ -19,7 +19,8 @@ from narrative_cli.context.expand import macro_env
 from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.macro_scan import entry_name
 from narrative_cli.context.macros import expand
-from narrative_cli.domain import LoreEntry, Preset
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import Preset
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.tools.templates import (
     TemplateContext,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from narrative_cli.domain import AuthorsNote
+from narrative_cli.domain_chat import AuthorsNote
 from narrative_cli.errors import (
     BackendError,
     BadInput,

@@ -28,7 +28,7 @@ from typing import Any
 from narrative_cli.agents.table import streaming_agents
 from narrative_cli.backends.base import Backend, ChatReply, ChatRequest
 from narrative_cli.config import AgentSettings
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.pipeline.backendset import BackendSet
 from narrative_cli.pipeline.story import Story
 

@@ -40,7 +40,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import AuthorsNote, Card
+from narrative_cli.domain import Card
+from narrative_cli.domain_chat import AuthorsNote
 from narrative_cli.errors import (
     NarrativeError,
     SnapshotMissing,

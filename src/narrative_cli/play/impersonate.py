@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.events import Listener, ignore
 

@@ -97,7 +97,7 @@ def choose_greeting(
     if len(card.greetings) < 2:
         return options, card
     from narrative_cli.context.macros import env_for, expand
-    from narrative_cli.domain import Persona
+    from narrative_cli.domain_chat import Persona
     from narrative_cli.load import card_language
 
     lang = options.lang if options.lang in ("zh", "en") else card_language(card)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from narrative_cli.domain import AuthorsNote
+from narrative_cli.domain_chat import AuthorsNote
 from narrative_cli.i18n import t
 from narrative_cli.lore.reasons import reason_words
 from narrative_cli.pipeline.accounting import AgentUsage

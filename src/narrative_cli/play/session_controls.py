@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from narrative_cli import paths
-from narrative_cli.domain import AuthorsNote
+from narrative_cli.domain_chat import AuthorsNote
 from narrative_cli.errors import NarrativeError
 from narrative_cli.pipeline.accounting import SessionAccount
 from narrative_cli.pipeline.backendset import BackendSet

@@ -293,7 +293,8 @@ def scripts_for(
     ({{char}}, {{user}}) expanded. SillyTavern runs global scripts first, then the preset's,
     then the character's (``getRegexScripts`` in its regex engine)."""
     from narrative_cli.context.macros import env_for, expand
-    from narrative_cli.domain import Card, Persona
+    from narrative_cli.domain import Card
+    from narrative_cli.domain_chat import Persona
     from narrative_cli.load.regex import regex_scripts
 
     if not isinstance(card, Card):

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import Chat
+from narrative_cli.domain_chat import Chat
 from narrative_cli.errors import ChatFileError
 from narrative_cli.load import files
 from narrative_cli.load.chats import parse_chat

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from narrative_cli.domain import Chat, ChatMessage
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import CardError, ChatFileError
 from narrative_cli.store.export import NAMESPACE, message_text
 from narrative_cli.store.models import Json, LoreRef, NewSession, SwipeData, TurnData

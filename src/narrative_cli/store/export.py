@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from narrative_cli.credentials import scrub
-from narrative_cli.domain import Chat, ChatMessage
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import ChatFileError, SnapshotMissing
 from narrative_cli.store.catch_up import state as catch_up_state
 from narrative_cli.store.models import Json, SessionInfo, SwipeData, TurnData

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from narrative_cli.domain import Chat, ChatMessage
+from narrative_cli.domain_chat import Chat, ChatMessage
 from narrative_cli.errors import ChatFileError, ConfigError, GroupError
 from narrative_cli.group.model import Group
 from narrative_cli.group.st_groups import chat_path, data_folder, group_reference, load_st_group

@@ -12,7 +12,8 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from narrative_cli.domain import LoreEntry, Message
+from narrative_cli.domain import LoreEntry
+from narrative_cli.domain_chat import Message
 from narrative_cli.lore.routed import routes_for
 from narrative_cli.tools.context_keys import (
     ANALYSIS_DEPENDENT_KEYS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from narrative_cli.agents.replies import ToolCall
-from narrative_cli.domain import Message
+from narrative_cli.domain_chat import Message
 from narrative_cli.errors import NarrativeError
 from narrative_cli.tools.definitions import ToolDef, ToolSet
 from narrative_cli.tools.dice_checks import check, ignored_params
