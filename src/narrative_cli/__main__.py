@@ -1,3 +1,3 @@
-from narrative_cli.cli.app import main
+from narrative_cli.cli.entry import main
 
 main()

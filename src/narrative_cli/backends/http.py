@@ -9,7 +9,6 @@ Ctrl-C (KeyboardInterrupt) is never caught: leaving the ``with`` block closes th
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -44,9 +43,10 @@ from narrative_cli.errors import (
     same_words,
     worded,
 )
+from narrative_cli.logs import logger
 from narrative_cli.safetext import clean_json
 
-log = logging.getLogger(__name__)
+log = logger(__name__)  # sets logging up (logs.py): a backend's library may log
 
 
 class Builder(Protocol):

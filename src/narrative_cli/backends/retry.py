@@ -16,7 +16,6 @@ prompts or state.
 from __future__ import annotations
 
 import email.utils
-import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -25,8 +24,9 @@ from typing import TypeVar
 
 from narrative_cli.backends.base import attach_attempts
 from narrative_cli.errors import BackendError, StreamInterrupted
+from narrative_cli.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)  # sets logging up (logs.py): a backend's library may log
 T = TypeVar("T")
 
 

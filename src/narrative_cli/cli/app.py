@@ -16,7 +16,6 @@ from narrative_cli.cli.errors import options as error_options
 from narrative_cli.cli.errors import report_error
 from narrative_cli.cli.help import NarrativeGroup, NarrativeOption
 from narrative_cli.cli.usage import show_usage_error
-from narrative_cli.credentials import ScrubFilter, scrub_text
 from narrative_cli.errors import EXIT_INTERRUPTED, EXIT_USAGE, NarrativeError, PipelineInterrupt
 
 # Each module defines ``register(root)`` and adds its commands or sub-group. The modules import
@@ -34,6 +33,9 @@ COMMAND_MODULES = {
     "roll": "narrative_cli.cli.roll",
 }
 ROOT_FLAGS = ("-v", "-vv", "-vvv", "--verbose", "--debug")  # root options that take no value
+# Commands that play stories: their backends and libraries may log from the start, so logging
+# is set up before they run; the others set it up when something first logs (``logs.py``).
+STORY_COMMANDS = frozenset({"run", "replay"})
 
 
 class RootGroup(NarrativeGroup):
@@ -101,14 +103,22 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 def root(verbose: int, debug: bool) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
     error_options["debug"] = debug
-    import logging  # here, not at the top: ``narrative --help`` never needs it
+    _collect_again()
+    from narrative_cli import logs
 
-    level = logging.WARNING - 10 * min(verbose, 2)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(ScrubFilter())  # no key reaches a log line (credentials.py)
-    logging.basicConfig(
-        level=level, format="%(levelname)s %(name)s: %(message)s", handlers=[handler]
-    )
+    logs.configure(verbose)  # set up when something first logs: most commands never do
+    if click.get_current_context().invoked_subcommand in STORY_COMMANDS:
+        logs.ensure()
+
+
+def _collect_again() -> None:
+    """Turn the garbage collector back on when the entry point turned it off for start-up
+    (``cli/entry.py``), freezing what start-up made: it lives as long as the process."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _new_app() -> RootGroup:
@@ -181,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if error_options["debug"]:
             raise
+        from narrative_cli.credentials import scrub_text
         from narrative_cli.ui.safe import safe_text
 
         detail = safe_text(scrub_text(f"{type(exc).__name__}: {exc}"))

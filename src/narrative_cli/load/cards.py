@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,8 @@ from narrative_cli.load import files
 from narrative_cli.load.card_books import card_book_to_lorebook
 from narrative_cli.load.fields import Fields, json_type
 from narrative_cli.load.png import PngError, TextChunk, is_png, text_chunks
+from narrative_cli.logs import logger
 from narrative_cli.safetext import MAX_JSON_DEPTH, clean_json, json_depth
-
-log = logging.getLogger(__name__)
 
 SPECS = ("chara_card_v2", "chara_card_v3")
 DATA_FIELDS = (
@@ -183,7 +181,7 @@ def parse_png_card(data: bytes, where: str) -> Card:
                 break
             first_error = exc
             if len(candidates) > 1:
-                log.warning("%s; trying the 'chara' chunk", exc.message)
+                logger(__name__).warning("%s; trying the 'chara' chunk", exc.message)
     assert first_error is not None
     raise first_error
 

@@ -8,7 +8,6 @@ stand-alone exported script files. ``findRegex`` is a JavaScript ``/pattern/flag
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from typing import Any
@@ -17,8 +16,7 @@ from narrative_cli.domain import Card, RegexScript
 from narrative_cli.errors import BadInput, worded
 from narrative_cli.load import files
 from narrative_cli.load.fields import Fields, a_json_type, json_type
-
-log = logging.getLogger(__name__)
+from narrative_cli.logs import logger
 
 SCRIPT_FIELDS = frozenset({"scriptName", "findRegex", "replaceString", "trimStrings",
                            "placement", "disabled", "markdownOnly", "promptOnly", "runOnEdit",
@@ -78,7 +76,7 @@ def regex_scripts(card: Card) -> list[RegexScript]:
                              item=a_json_type(item))
             scripts.append(parse_regex_script(item, f"{card.name}: regex script {index}"))
         except BadInput as exc:
-            log.warning("%s: skipped: %s", card.path or card.name, exc.message)
+            logger(__name__).warning("%s: skipped: %s", card.path or card.name, exc.message)
     return scripts
 
 
