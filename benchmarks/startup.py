@@ -36,12 +36,35 @@ GOAL_COMMAND_S = 0.25  # run --help, lore test, inspect
 CLICK_WITH_RICH = "import click; import rich.console"
 
 
-def narrative(*args: str) -> list[str]:
-    """The console script beside this interpreter, else ``python -m narrative_cli``."""
-    script = Path(sys.executable).with_name("narrative")
-    if script.exists():
-        return [sys.executable, str(script), *args]
-    return [sys.executable, "-m", "narrative_cli", *args]
+# What pip writes as the ``narrative`` console script (its template), for a checkout's entry point.
+CONSOLE_SCRIPT = """import re
+import sys
+from {module} import {function}
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit({function}())
+"""
+SCRIPTS = Path(tempfile.mkdtemp(prefix="narrative-scripts-"))
+
+
+def console_script(src: Path) -> Path:
+    """The ``narrative`` script pip would install for the checkout whose ``src`` this is,
+    from its own ``pyproject.toml``: the installed script in the venv names the entry point
+    of whichever checkout was installed last, which may not be the code measured."""
+    import tomllib
+
+    project = tomllib.loads((src.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    module, function = project["project"]["scripts"]["narrative"].split(":")
+    folder = SCRIPTS / str(len(list(SCRIPTS.iterdir())))
+    folder.mkdir()
+    script = folder / "narrative"
+    script.write_text(CONSOLE_SCRIPT.format(module=module, function=function))
+    return script
+
+
+def narrative(*args: str, src: Path = ROOT / "src") -> list[str]:
+    """``narrative ARGS`` through the console script of the checkout ``src`` belongs to."""
+    return [sys.executable, str(console_script(src)), *args]
 
 
 def llm_command() -> list[str] | None:
@@ -57,19 +80,21 @@ def commands(base: str | None = None, card: str = CARD) -> dict[str, list[str]]:
     """What is timed, in the order each round runs it; with ``base`` (another checkout's
     ``src``), each ``narrative`` command also runs on that code, as ``… (base)``. ``card`` is
     the card ``lore test`` and ``inspect`` read (the goals are stated for the sample card)."""
+    here = Path((os.environ.get("PYTHONPATH") or str(ROOT / "src")).split(os.pathsep)[0])
     table = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import click": [sys.executable, "-c", "import click"],  # any Click CLI's floor
         # what a command that draws (``inspect``, ``lore test``) cannot go below
         "click + rich.console": [sys.executable, "-c", CLICK_WITH_RICH],
-        "narrative --help": narrative("--help"),
-        "narrative run --help": narrative("run", "--help"),
-        "narrative lore test": narrative("lore", "test", card, "text"),
-        "narrative inspect": narrative("inspect", card),
+        "narrative --help": narrative("--help", src=here),
+        "narrative run --help": narrative("run", "--help", src=here),
+        "narrative lore test": narrative("lore", "test", card, "text", src=here),
+        "narrative inspect": narrative("inspect", card, src=here),
     }
     if base is not None:
         for name in [name for name in table if name.startswith("narrative ")]:
-            table[f"{name} (base)"] = [*ENV_MARK, base, *table[name]]
+            words = table[name][2:]  # after the interpreter and this checkout's script
+            table[f"{name} (base)"] = [*ENV_MARK, base, *narrative(*words, src=Path(base))]
     llm = llm_command()
     if llm is not None:
         table["llm --help"] = llm
