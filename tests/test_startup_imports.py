@@ -68,17 +68,35 @@ def test_inspect_of_an_mvu_card_loads_the_mvu_reader_and_nothing_it_does_not_use
     modules, shown = modules_of(tmp_path, "inspect", SAMPLE)
     assert "MVU variables after greeting 0" in shown and "lamp_oil: 12" in shown  # it ran
     assert "Hide keeper log from prompts" in shown  # and checked the regex script
-    assert {"narrative_cli.state.mvu_init", "quickjs", "rich.table"} <= modules
+    assert {"narrative_cli.state.mvu_init", "rich.table"} <= modules
+    # its one regex script's pattern is in the plain part of the syntax (lore.jsplain): valid
+    # without starting QuickJS, and the command logs nothing, so logging and the scrub stay out
+    assert heavy(modules, ("quickjs", "logging", "narrative_cli.credentials")) == []
     # its greeting holds no update command: the update engine is not loaded
     assert heavy(modules, ("narrative_cli.state.mvu_update", "narrative_cli.state.mvu_commands",
                            "narrative_cli.state.mvu_record")) == []  # fmt: skip
-    assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process
-    # by QuickJS alone: not the script runner, the sandbox or the lore key translator
+    assert heavy(modules, ON_DEMAND + ("helper",)) == []  # the pattern was checked in-process:
+    # not by the script runner, the sandbox or the lore key translator
     script_runner = ("narrative_cli.regex.quickjs_run", "narrative_cli.tools.sandbox",
                      "narrative_cli.lore.jsregex")  # fmt: skip
     assert heavy(modules, script_runner) == []
     assert "narrative_cli.context.macros" not in modules  # no template: no macro engine
     assert heavy(modules, CHAT_TYPES) == []
+
+
+def test_a_pattern_outside_the_plain_syntax_is_still_checked_by_quickjs(tmp_path: Path) -> None:
+    card = plain_card(tmp_path)
+    data = json.loads(card.read_text())
+    data["data"]["extensions"] = {"regex_scripts": [
+        {"scriptName": "named", "findRegex": "/(?<word>lamp)/g", "replaceString": "",
+         "placement": [2]},
+        {"scriptName": "broken", "findRegex": "/(?<=a)*/g", "replaceString": "",
+         "placement": [2]}]}  # fmt: skip
+    card.write_text(json.dumps(data))
+    modules, shown = modules_of(tmp_path, "inspect", str(card))
+    assert "quickjs" in modules and "helper" not in modules  # in this process
+    assert "named" in shown and "broken" in shown
+    assert shown.count("invalid") == 1  # JavaScript refuses the quantified lookbehind only
 
 
 def test_lore_test_loads_the_lore_engine_and_not_the_card_extras(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import threading
 
+from narrative_cli.lore.jsplain import plainly_valid
+
 __all__ = ["JS_TRIM_CHARS", "JS_WHITESPACE", "JsSyntaxError", "RegexKeyError", "RegexTimeout",
            "js_syntax_error", "split_key"]  # fmt: skip
 
@@ -52,7 +54,10 @@ _LOCAL = threading.local()
 def js_syntax_error(body: str, flags: str) -> str | None:
     """JavaScript's complaint about ``new RegExp(body, flags)``, or None when it compiles.
 
-    Compiling never runs the pattern, so it cannot hang; QuickJS contexts are per thread."""
+    Compiling never runs the pattern, so it cannot hang; QuickJS contexts are per thread.
+    A pattern in the plain part of the syntax (``lore.jsplain``) is valid without asking."""
+    if plainly_valid(body, flags):
+        return None
     check = getattr(_LOCAL, "check", None)
     if check is None:
         import quickjs
