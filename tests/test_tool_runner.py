@@ -264,7 +264,7 @@ def test_post_pipeline_llm_tool_sees_its_own_history():
     user = llm.calls[0][1][1].content
     assert user == (
         "<state_summary>\nHP 30\n</state_summary>\n\n"
-        "<tool_history>\n<state_panel>\n--- 3 轮前 ---\nHP 40\n\n--- 1 轮前 ---\nHP 35\n"
+        "<tool_history>\n<state_panel>\n--- 第 1 轮 ---\nHP 40\n\n--- 第 3 轮 ---\nHP 35\n"
         "</state_panel>\n</tool_history>\n\n<narrative_text>\n战斗\n</narrative_text>\n\n"
         "请根据上述内容执行工具 state_panel。"
     )
@@ -378,18 +378,30 @@ def test_world_full_sorts_by_order_and_skips_formatting_entries():
     assert "--- untitled ---" in world_full(entries, "en")
 
 
-def test_tool_history_counts_real_turn_distance():
+def test_tool_history_labels_each_output_with_its_turn():
     outputs = {
         5: "<panel>five</panel>",
         6: "no panel this turn",
         8: "<panel> eight-a </panel> text <panel>eight-b</panel> <panel>  </panel>",
     }
     assert tool_history(outputs, "panel", 5, 9, "zh") == (
-        "<tool_history>\n<panel>\n--- 4 轮前 ---\nfive\n\n--- 1 轮前 ---\neight-a\n\neight-b\n"
+        "<tool_history>\n<panel>\n--- 第 5 轮 ---\nfive\n\n--- 第 8 轮 ---\neight-a\n\neight-b\n"
         "</panel>\n</tool_history>"
     )
-    assert tool_history(outputs, "panel", 5, 9, "en").count("turn ago") == 1
-    assert "--- 4 turns ago ---" in tool_history(outputs, "panel", 5, 9, "en")
+    english = tool_history(outputs, "panel", 5, 9, "en")
+    assert "--- turn 5 ---\nfive" in english and "--- turn 8 ---\neight-a" in english
+
+
+def test_tool_history_keeps_a_past_output_word_for_word_as_turns_pass():
+    """A past output reads the same in every turn that still shows it (its label is its own
+    turn, not its distance), so a prompt cache that reuses moved text keeps it (#17)."""
+    outputs = {turn: f"<log>entry {turn}</log>" for turn in range(1, 12)}
+    at_10 = tool_history(outputs, "log", 3, 10, "en")
+    at_11 = tool_history(outputs, "log", 3, 11, "en")
+    both = "--- turn 8 ---\nentry 8\n\n--- turn 9 ---\nentry 9"
+    assert both in at_10 and both in at_11
+    assert at_10.index("--- turn 7 ---") < at_10.index(both)
+    assert "turn 7" not in at_11 and at_11.index(both) < at_11.index("--- turn 10 ---\nentry 10")
 
 
 def test_tool_history_window_single_match_and_current_turn():

@@ -39,13 +39,13 @@ _TEXT = {
     "zh": {
         "empty": "（无可用上下文）",
         "run": "请根据上述内容执行工具 {name}。",
-        "ago": "--- {n} 轮前 ---",
+        "turn": "--- 第 {n} 轮 ---",
         "untitled": "未命名",
     },
     "en": {
         "empty": "(no context available)",
         "run": "Run the tool {name} using the content above.",
-        "ago": "--- {n} turn{s} ago ---",
+        "turn": "--- turn {n} ---",
         "untitled": "untitled",
     },
 }
@@ -152,7 +152,11 @@ def tool_history(
 ) -> str:
     """``<tool_history>`` with the tool's ``<tag>`` blocks from the last ``lookback`` turns.
 
-    Labels give the real distance in turns (``--- 3 轮前 ---``), whatever turns had no match.
+    Each output is labelled with the turn it came from (``--- 第 12 轮 ---``), the way
+    ``<recent_turns>`` numbers turns, not with its distance ("3 turns ago"): a distance label
+    changes every turn, so every past output's text changed with it; a turn number keeps it
+    word for word while the output stays in the window, which llama.cpp's chunk reuse can then
+    keep (issue #17 item 5). One match alone is shown bare, as the original does.
     Only turns before ``current_turn`` are read. Returns "" when there is nothing to show.
     """
     if not tag or lookback <= 0:
@@ -163,16 +167,15 @@ def tool_history(
         text = outputs_by_turn.get(turn) or ""
         matches = [m.strip() for m in pattern.findall(text) if m.strip()]
         if matches:
-            found.append((current_turn - turn, matches))
+            found.append((turn, matches))
     if not found:
         return ""
     if len(found) == 1 and len(found[0][1]) == 1:
         body = found[0][1][0]
     else:
-        body = "\n\n".join(_labelled(distance, texts, lang) for distance, texts in found)
+        body = "\n\n".join(_labelled(turn, texts, lang) for turn, texts in found)
     return f"<tool_history>\n<{tag}>\n{body}\n</{tag}>\n</tool_history>"
 
 
-def _labelled(distance: int, texts: list[str], lang: str) -> str:
-    label = _words(lang)["ago"].format(n=distance, s="" if distance == 1 else "s")
-    return label + "\n" + "\n\n".join(texts)
+def _labelled(turn: int, texts: list[str], lang: str) -> str:
+    return _words(lang)["turn"].format(n=turn) + "\n" + "\n\n".join(texts)
