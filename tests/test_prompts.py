@@ -439,9 +439,11 @@ def test_tool_rule_appears_only_with_tool_results() -> None:
 def test_mvu_extract_carries_the_update_rules() -> None:
     prompt = build_mvu_extract(make_inputs("en"), "Tom cuts his hand.")
     assert "When Tom is hurt, lower /hero/health." in prompt.messages[0].content
-    # the variable tree (kept while nothing changes) before this turn's text (new every turn)
-    assert prompt.messages[1].content.startswith("<state_summary>\n")
-    assert "</state_summary>\n\n<narrative_text>\nTom cuts his hand." in prompt.messages[1].content
+    # fixed text first, then the variable tree (kept while nothing changes), then this turn's
+    # text (new every turn): nothing after the story is evaluated again each turn (#17)
+    user = prompt.messages[1].content
+    assert user.startswith("Run the tool mvu_extract on the content below.\n\n<state_summary>\n")
+    assert user.endswith("</state_summary>\n\n<narrative_text>\nTom cuts his hand.\n</narrative_text>")
 
 
 def test_unknown_preset_mode_is_a_clear_config_error() -> None:

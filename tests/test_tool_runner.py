@@ -103,9 +103,9 @@ def test_planning_calls_dice_code_and_llm_in_order():
         {"role": "system", "content": "你是行动选项生成器。"},
         {
             "role": "user",
-            "content": "<state_summary>\n生命值 30\n</state_summary>\n\n"
-            "<user_input>\n我要说服守卫\n</user_input>\n\n"
-            "请根据上述内容执行工具 action_generator。",
+            "content": "请根据下述内容执行工具 action_generator。\n\n"
+            "<state_summary>\n生命值 30\n</state_summary>\n\n"
+            "<user_input>\n我要说服守卫\n</user_input>",
         },
     ]
 
@@ -148,8 +148,8 @@ def test_dice_results_context_carries_the_rolls():
     results = run_planning_calls(calls, tools, {}, new_rng(0), llm, "zh", context=context)
     user = llm.calls[0][1][1].content
     assert user == (
-        "<user_input>\n说服\n</user_input>\n\n"
-        f"<dice_results>\n{results[0].text}\n</dice_results>\n\n请根据上述内容执行工具 judge。"
+        "请根据下述内容执行工具 judge。\n\n<user_input>\n说服\n</user_input>\n\n"
+        f"<dice_results>\n{results[0].text}\n</dice_results>"
     )
     assert dice_results_text(results) == results[0].text
 
@@ -263,10 +263,9 @@ def test_post_pipeline_llm_tool_sees_its_own_history():
     )
     user = llm.calls[0][1][1].content
     assert user == (
-        "<state_summary>\nHP 30\n</state_summary>\n\n"
+        "请根据下述内容执行工具 state_panel。\n\n<state_summary>\nHP 30\n</state_summary>\n\n"
         "<tool_history>\n<state_panel>\n--- 第 1 轮 ---\nHP 40\n\n--- 第 3 轮 ---\nHP 35\n"
-        "</state_panel>\n</tool_history>\n\n<narrative_text>\n战斗\n</narrative_text>\n\n"
-        "请根据上述内容执行工具 state_panel。"
+        "</state_panel>\n</tool_history>\n\n<narrative_text>\n战斗\n</narrative_text>"
     )
 
 
@@ -309,13 +308,18 @@ def test_context_keys_follow_the_stable_first_order():
 
 def test_a_tool_prompt_grows_by_its_end_while_the_story_stays_put():
     """Two turns of a tool reading the world and the summary: the second prompt starts with
-    the whole stable part of the first (what a prefix cache serves again)."""
+    the whole stable part of the first (what a prefix cache serves again), the instruction to
+    run included: it is fixed text, so it comes first, not after this turn's story (#17)."""
     tool = _llm_tool(["narrative_text", "story_summary", "world_full"])
     first = {"world_full": "W", "story_summary": "s1", "narrative_text": "turn one"}
     second = {"world_full": "W", "story_summary": "s1\ns2", "narrative_text": "turn two"}
     one = tool_messages(tool, first, "", "en")[1].content
     two = tool_messages(tool, second, "", "en")[1].content
-    assert two.startswith("<world_full>\nW\n</world_full>\n\n<story_summary>\ns1\n")
+    assert two.startswith(
+        "Run the tool t using the content below.\n\n"
+        "<world_full>\nW\n</world_full>\n\n<story_summary>\ns1\n"
+    )
+    assert one.endswith("<narrative_text>\nturn one\n</narrative_text>")
     assert one.index("turn one") > one.index("s1")
 
 
@@ -323,10 +327,10 @@ def test_undeclared_and_blank_keys_are_left_out():
     tool = _llm_tool(["user_input", "story_summary", "known_context"])
     context = {"user_input": "hi", "story_summary": " \n ", "world_full": "not declared"}
     assert tool_messages(tool, context, "", "en")[1].content == (
-        "<user_input>\nhi\n</user_input>\n\nRun the tool t using the content above."
+        "Run the tool t using the content below.\n\n<user_input>\nhi\n</user_input>"
     )
     assert tool_messages(tool, {}, "", "zh")[1].content == (
-        "（无可用上下文）\n\n请根据上述内容执行工具 t。"
+        "请根据下述内容执行工具 t。\n\n（无可用上下文）"
     )
     assert [m.role for m in tool_messages(_llm_tool([], " "), {}, "", "zh")] == ["user"]
 
@@ -422,7 +426,7 @@ def test_tool_history_escapes_the_tag(tag: str):
 def test_context_values_are_used_verbatim():
     tool = _llm_tool(["narrative_text"])
     user = tool_messages(tool, {"narrative_text": "  缩进\n"}, "", "zh")[1].content
-    assert user.startswith("<narrative_text>\n  缩进\n\n</narrative_text>")
+    assert user == "请根据下述内容执行工具 t。\n\n<narrative_text>\n  缩进\n\n</narrative_text>"
 
 
 # --- the sample card's tools, end to end at the tools layer -----------------------------------

@@ -242,7 +242,8 @@ AGENTS: tuple[AgentSpec, ...] = (
         stage="post",
         templates=("analysis_prefix", "mvu_extract_system", "mvu_rules", "mvu_extract_closing"),
         system=("mvu_extract_system",),
-        user=("state_summary", "narrative_text", "closing"),  # stable first (#17)
+        # stable first (#17): the fixed instruction, then the variables, then this turn's text
+        user=("closing", "state_summary", "narrative_text"),
         max_tokens=1024,
         small_max_tokens=192,
         slot_family="mvu_extract",

@@ -1,9 +1,9 @@
 """Prompts for ``llm`` tools: the context keys they declare, their own output history.
 
-A tool's user message holds each declared context key as ``<key>…</key>`` and its
+A tool's user message opens with the instruction to run (fixed text: before anything a turn
+rewrites, issue #17), then holds each declared context key as ``<key>…</key>`` and its
 ``<tool_history>`` (if it has one) in the fixed ``PROMPT_ORDER``, stable blocks first
-(whatever order the tool lists them in, so a prefix cache serves as much of it as it can),
-then the instruction to run.
+(whatever order the tool lists them in, so a prefix cache serves as much of it as it can).
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ __all__ = [
 _TEXT = {
     "zh": {
         "empty": "（无可用上下文）",
-        "run": "请根据上述内容执行工具 {name}。",
+        "run": "请根据下述内容执行工具 {name}。",
         "turn": "--- 第 {n} 轮 ---",
         "untitled": "未命名",
     },
     "en": {
         "empty": "(no context available)",
-        "run": "Run the tool {name} using the content above.",
+        "run": "Run the tool {name} using the content below.",
         "turn": "--- turn {n} ---",
         "untitled": "untitled",
     },
@@ -103,16 +103,21 @@ def _words(lang: str) -> dict[str, str]:
 def tool_user_message(
     tool: ToolDef, context: Mapping[str, str], tool_history: str = "", lang: str = "zh"
 ) -> str:
-    """The user message of an llm tool: its context keys, its history, the instruction."""
+    """The user message of an llm tool: the instruction, its context keys, its history.
+
+    The instruction to run leads (the original puts it last): it is the same every turn, and
+    after the turn's story it was evaluated again on every call; the tool's own system prompt
+    says what to do, this line only names the tool."""
     words = _words(lang)
     declared = set(tool.context)
     texts = {key: context.get(key) or "" for key in declared}
     blocks = {key: f"<{key}>\n{text}\n</{key}>" for key, text in texts.items() if text.strip()}
-    parts = [] if blocks else [words["empty"]]  # no context at all: said first
+    parts = [words["run"].format(name=tool.name)]
+    if not blocks:
+        parts.append(words["empty"])  # no context at all: said before any history
     if tool_history.strip():
         blocks[TOOL_HISTORY] = tool_history
     parts += [blocks[key] for key in PROMPT_ORDER if key in blocks]
-    parts.append(words["run"].format(name=tool.name))
     return "\n\n".join(parts)
 
 
