@@ -25,6 +25,9 @@ f. Issue 17: llama.cpp's per-slot prefix cache replayed without a model (``prefi
    the share of prompt tokens (the bundled model's own tokenizer, else characters) its slots
    would serve over ``--turns`` turns of the serial session, all agents, ours against the
    sliding window, in one run.
+w. Where part f's evaluated tokens go (``cache_parts.py``): the same session (ours, chunk
+   reuse as ``--cache-reuse``), each agent's tokens the slots evaluate again every turn,
+   summed per prompt part (message role and ``<tag>`` block), in prompt order.
 v. The rule of part f checked against the real server: ``--local-turns`` turns on the
    embedded model, each call recorded to ``--record`` as it comes, then the rule replayed on
    the very prompts the server got, call by call (``--compare-only`` reads an earlier file).
@@ -529,6 +532,23 @@ def part_f(args: argparse.Namespace) -> None:
     del server
 
 
+def part_w(args: argparse.Namespace) -> None:
+    import cache_parts
+    import prefix_cache
+
+    tokens, server = (
+        (prefix_cache.CharTokens(), None) if args.chars else prefix_cache.local_tokens()
+    )
+    print(f"\nw. evaluated tokens per agent and prompt part, ours, {args.turns} turns, "
+          f"n_cache_reuse {args.cache_reuse}, counted in {tokens.name}, after the first turn")
+    requests = scripted_requests("ours", args.turns)
+    per_turn = len(requests) // args.turns
+    cache_parts.show(
+        cache_parts.evaluated_parts(requests, tokens, args.cache_reuse, per_turn), args.turns
+    )
+    del server
+
+
 def part_v(args: argparse.Namespace) -> None:
     """The real server on ``--local-turns`` turns (ours), each call recorded, then the slot
     rule replayed on the very prompts the server got, call by call."""
@@ -659,7 +679,7 @@ def main() -> None:
     parser.add_argument("--long-turn", type=int, default=2000)
     parser.add_argument("--long-samples", type=int, default=10)
     parser.add_argument("--parts", default="abcde",
-                        help="which parts to run (default abcde; also f, v)")
+                        help="which parts to run (default abcde; also f, v, w)")
     parser.add_argument("--chars", action="store_true", help="part f in characters")
     parser.add_argument("--record", default="local-cache-calls.jsonl",
                         help="part v: where the real run's calls go")
@@ -682,6 +702,8 @@ def main() -> None:
         part_e(args)
     if "f" in wanted:
         part_f(args)
+    if "w" in wanted:
+        part_w(args)
     if "v" in wanted:
         part_v(args)
 

@@ -27,7 +27,7 @@ much it differs).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,6 +53,10 @@ class CharTokens:
     def __call__(self, messages: Sequence[dict[str, Any]]) -> str:
         return "".join(f"<|{m['role']}|>{m['content']}" for m in messages)
 
+    def pieces(self, messages: Sequence[dict[str, Any]]) -> tuple[str, list[str]]:
+        text = self(messages)
+        return text, list(text)
+
 
 class LlamaTokens:
     """The local model's token ids for a chat, from a running llama.cpp server (its chat
@@ -68,6 +72,17 @@ class LlamaTokens:
         body = {"content": prompt, "add_special": True, "parse_special": True}
         tokens: list[int] = self.client.post("/tokenize", json=body).json()["tokens"]
         return tokens
+
+    def pieces(self, messages: Sequence[dict[str, Any]]) -> tuple[list[int], list[str]]:
+        """The token ids and each token's text (to say which prompt part a token is in)."""
+        plain = [{"role": m["role"], "content": m["content"]} for m in messages]
+        prompt = self.client.post("/apply-template", json={"messages": plain}).json()["prompt"]
+        body = {"content": prompt, "add_special": True, "parse_special": True,
+                "with_pieces": True}
+        found = self.client.post("/tokenize", json=body).json()["tokens"]
+        texts = [t["piece"] if isinstance(t["piece"], str)
+                 else bytes(t["piece"]).decode("utf-8", "replace") for t in found]
+        return [t["id"] for t in found], texts
 
     def close(self) -> None:
         self.client.close()
@@ -133,6 +148,12 @@ def shifted_chunks(held: Sequence[Any], tokens: Sequence[Any], n_past: int, leas
     its current point, shift that run's KV entries into place and move both points past it;
     else skip one old token. The new prompt's point moves only on a match, so text deleted
     from the old prompt costs nothing, while text inserted ends the reuse."""
+    return n_past + sum(length for _, length in kept_runs(held, tokens, n_past, least))
+
+
+def kept_runs(held: Sequence[Any], tokens: Sequence[Any], n_past: int,
+              least: int) -> Iterator[tuple[int, int]]:
+    """The runs ``shifted_chunks`` keeps: (start in the new prompt, length), in order."""
     head_c = head_p = n_past
     while head_c < len(held) and head_p < len(tokens):
         n = 0
@@ -140,10 +161,23 @@ def shifted_chunks(held: Sequence[Any], tokens: Sequence[Any], n_past: int, leas
                and held[head_c + n] == tokens[head_p + n]):
             n += 1
         if n >= least:
-            n_past, head_c, head_p = n_past + n, head_c + n, head_p + n
+            yield head_p, n
+            head_c, head_p = head_c + n, head_p + n
         else:
             head_c += 1
-    return n_past
+
+
+def served(held: Sequence[Any], tokens: Sequence[Any], least: int) -> list[bool]:
+    """Which tokens of the new prompt the slot serves (the common prefix, then the runs chunk
+    reuse keeps when ``least`` > 0); the last token is always evaluated again."""
+    n_past = common_prefix(held, tokens)
+    mask = [True] * n_past + [False] * (len(tokens) - n_past)
+    if least > 0:
+        for start, length in kept_runs(held, tokens, n_past, least):
+            mask[start:start + length] = [True] * length
+    if mask:
+        mask[-1] = False
+    return mask
 
 
 @dataclass

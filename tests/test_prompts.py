@@ -443,7 +443,9 @@ def test_mvu_extract_carries_the_update_rules() -> None:
     # text (new every turn): nothing after the story is evaluated again each turn (#17)
     user = prompt.messages[1].content
     assert user.startswith("Run the tool mvu_extract on the content below.\n\n<state_summary>\n")
-    assert user.endswith("</state_summary>\n\n<narrative_text>\nTom cuts his hand.\n</narrative_text>")
+    assert user.endswith(
+        "</state_summary>\n\n<narrative_text>\nTom cuts his hand.\n</narrative_text>"
+    )
 
 
 def test_unknown_preset_mode_is_a_clear_config_error() -> None:
