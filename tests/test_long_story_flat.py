@@ -377,3 +377,29 @@ def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
     change(given)
     assert given.known_json() is None and record.to_dict() is not given
     assert EventRecord.from_dict(given) is not record
+
+
+def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_turn() -> None:
+    """#17 session six: the entries' stripped texts are remembered and extended turn by turn;
+    the block stays the entries before the window's first turn, whatever happened to the list
+    (a line more, a line rewritten in place, an undo, entries out of order)."""
+    rng = random.Random(6)
+    entries: list[SummaryEntry] = []
+    for step in range(120):
+        roll = rng.random()
+        if roll < 0.6 or not entries:
+            entries = [*entries, SummaryEntry(step, f"  [Turn {step}] line {step} " if step % 5
+                                              else "   ")]  # fmt: skip
+        elif roll < 0.7:
+            entries[rng.randrange(len(entries))] = SummaryEntry(step, f"rewritten {step}")
+        elif roll < 0.8:
+            entries = entries[:-1]
+        elif roll < 0.85:
+            rng.shuffle(entries)
+        first = rng.randint(0, step + 2)
+        inputs = PromptInputs(Card(name="c"), turn=first, summaries=entries)
+        for window in ([HistoryTurn(first, "", "")], None):
+            cut = first if window else None
+            lines = [e.text.strip() for e in entries if cut is None or e.turn < cut]
+            block = parts.story_summary(inputs, window)
+            assert block.text == "\n".join(line for line in lines if line), step
