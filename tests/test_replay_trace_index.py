@@ -60,3 +60,30 @@ def test_a_line_that_is_not_json_outside_its_request_is_refused_at_load(tmp_path
         Recording.load(trace(tmp_path / "t", [good.replace('"turn": 1', '"turn": 1,,', 1)]))
     with pytest.raises(BadInput, match="line 2: not a trace call"):
         Recording.load(trace(tmp_path / "u", [good, json.dumps({**call(1, "x"), "turn": "a"})]))
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now", "differs"),
+    [
+        ({"temperature": 1.0}, {"temperature": 1.0}, False),
+        ({"temperature": 1.0}, {"temperature": 1}, True),  # equal in Python, not in JSON
+        ({"temperature": 0.0}, {"temperature": -0.0}, True),
+        ({"stop": ["\n"]}, {"stop": ("\n",)}, False),  # a tuple is a list in JSON
+        ({"json_schema": {"a": [1, {"b": None}]}}, {"json_schema": {"a": [1, {"b": None}]}}, False),
+        ({"json_schema": {"a": [1, {"b": None}]}}, {"json_schema": {"a": [1, {"b": 0}]}}, True),
+        ({"json_schema": {"a": 1, "b": 2}}, {"json_schema": {"b": 2, "a": 1}}, False),
+        ({"json_schema": {"1": True}}, {"json_schema": {1: True}}, False),
+        ({"json_schema": {"x": True}}, {"json_schema": {"x": 1}}, True),
+        ({"top_p": float("nan")}, {"top_p": float("nan")}, False),
+    ],
+)
+def test_request_parameters_differ_exactly_when_their_json_does(
+    recorded: dict[str, Any], now: dict[str, Any], differs: bool
+) -> None:
+    from narrative_cli.replay.drift import first_difference
+
+    messages = [{"role": "user", "content": "hello"}]
+    drift = first_difference({"messages": messages, **recorded}, {"messages": messages, **now})
+    assert (drift is not None) is differs
+    if differs:
+        assert drift is not None and "request parameter" in drift.where
