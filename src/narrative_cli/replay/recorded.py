@@ -359,7 +359,9 @@ def _outside_request(raw: bytes) -> dict[str, Any] | None:
 def _add(sessions: dict[str, SessionCalls], session: str, turn: int, ref: CallRef) -> None:
     """File a call by session and turn; a turn recorded again replaces its earlier recording
     (a group scene's writer is once per turn and speaker)."""
-    calls = sessions.setdefault(session, SessionCalls(session))
+    calls = sessions.get(session)
+    if calls is None:  # not made for every line (setdefault makes its default each time)
+        calls = sessions[session] = SessionCalls(session)
     group = calls.turns.setdefault(turn, [])
     if ref.agent in ONCE_PER_TURN and any(
         (c.agent, c.attempt, c.speaker) == (ref.agent, ref.attempt, ref.speaker) for c in group
