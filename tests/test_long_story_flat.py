@@ -8,6 +8,9 @@ import json
 import random
 from bisect import bisect_right
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs, SummaryEntry
@@ -342,3 +345,61 @@ def test_an_event_record_changed_after_to_dict_gave_it_does_not_change_the_recor
     again = record.to_dict()
     assert again is not first and again["accepted"] is True
     assert EventRecord.from_dict(first).accepted is False and EventRecord.from_dict(again) is record
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(accepted=False),
+        lambda d: d.__ior__({"accepted": False}),
+        lambda d: d.pop("reason", None) or d.pop("turn"),
+        lambda d: d.popitem(),
+        lambda d: d.setdefault("reason", "new"),
+        lambda d: d.__delitem__("type"),
+        lambda d: d.clear(),
+        lambda d: d["time"].update(hour=9),
+        lambda d: d["notes"].append("later"),
+        lambda d: d.update(d.pop("type") and {"type": "move"}),  # same content, new key order
+    ],
+)
+def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
+    """#17 session six: changes are noted as they happen instead of comparing the whole
+    object; whatever way a reader changes it, the record's JSON is not reused for it."""
+    import copy
+
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), "", ("n",), turn=4)
+    given = record.to_dict()
+    assert given.known_json() == record.json_bytes()
+    copied = copy.deepcopy(given)
+    assert copied == given and copied.known_json() is None  # a copy is not the record's
+    change(given)
+    assert given.known_json() is None and record.to_dict() is not given
+    assert EventRecord.from_dict(given) is not record
+
+
+def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_turn() -> None:
+    """#17 session six: the entries' stripped texts are remembered and extended turn by turn;
+    the block stays the entries before the window's first turn, whatever happened to the list
+    (a line more, a line rewritten in place, an undo, entries out of order)."""
+    rng = random.Random(6)
+    entries: list[SummaryEntry] = []
+    for step in range(120):
+        roll = rng.random()
+        if roll < 0.6 or not entries:
+            entries = [*entries, SummaryEntry(step, f"  [Turn {step}] line {step} " if step % 5
+                                              else "   ")]  # fmt: skip
+        elif roll < 0.7:
+            entries[rng.randrange(len(entries))] = SummaryEntry(step, f"rewritten {step}")
+        elif roll < 0.8:
+            entries = entries[:-1]
+        elif roll < 0.85:
+            rng.shuffle(entries)
+        first = rng.randint(0, step + 2)
+        inputs = PromptInputs(Card(name="c"), turn=first, summaries=entries)
+        for window in ([HistoryTurn(first, "", "")], None):
+            cut = first if window else None
+            lines = [e.text.strip() for e in entries if cut is None or e.turn < cut]
+            block = parts.story_summary(inputs, window)
+            assert block.text == "\n".join(line for line in lines if line), step

@@ -165,7 +165,9 @@ def test_a_replay_killed_mid_log_leaves_the_store_whole_and_resumes(tmp_path: Pa
     from narrative_cli.store.sessions import SessionStore
 
     card = story_card(tmp_path)
-    inputs = tuple(f"I pull the oar, stroke {n}." for n in range(1, 61))
+    # enough turns that the kill lands mid-log even though a replay commits its turns in
+    # batches of up to 0.25 s (#17, session six)
+    inputs = tuple(f"I pull the oar, stroke {n}." for n in range(1, 151))
     log, trace = st_log(tmp_path, "ferry", inputs=inputs), tmp_path / "t"
     with ScriptedServer() as server:
         install(server)

@@ -198,29 +198,32 @@ class Settings:
         """The settings of ``agent``; ``tool:dice`` falls back to ``tool``, ``merged_writing``
         to ``writing``, and an agent without settings gets the defaults. ``max_tokens`` is
         always set: a reply without a limit can run to the end of the context window."""
-        settings = self._agent_entry(agent)
-        if settings.max_tokens is None:
-            settings = replace(
-                settings, max_tokens=default_max_tokens(agent, self.profile_for(agent))
-            )
-        return settings
+        entry = self._configured(agent)
+        if entry is None:  # made at once, not made and then replaced (#17, session six)
+            return AgentSettings(max_tokens=default_max_tokens(agent, self._profile(None)))
+        if entry.max_tokens is None:
+            return replace(entry, max_tokens=default_max_tokens(agent, self._profile(entry)))
+        return entry
 
-    def _agent_entry(self, agent: str) -> AgentSettings:
+    def _configured(self, agent: str) -> AgentSettings | None:
+        """The ``agents:`` entry ``agent`` takes its settings from, None when it has none."""
+        if not self.agents:
+            return None
         from narrative_cli.agents.table import find_agent
 
         spec = find_agent(agent)
         for key in (agent, agent.split(":", 1)[0], spec.settings_key if spec else agent):
             if key in self.agents:
                 return self.agents[key]
-        return AgentSettings()
+        return None
 
     def profile_for(self, agent: str) -> Profile:
         """The profile ``agent`` calls."""
-        name = self.default_profile
-        chosen = self._agent_entry(agent).profile
-        if chosen and not self.profile_forced:
-            name = chosen
-        return self.profiles[name]
+        return self._profile(self._configured(agent))
+
+    def _profile(self, entry: AgentSettings | None) -> Profile:
+        chosen = entry.profile if entry is not None else None
+        return self.profiles[chosen if chosen and not self.profile_forced else self.default_profile]
 
 
 def default_max_tokens(agent: str, profile: Profile) -> int:

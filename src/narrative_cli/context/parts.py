@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.templates import fill, label
@@ -130,8 +131,7 @@ def story_summary(
     """
     first = (turns[0].number if turns else inputs.turn) if turns is not None else None
     if not inputs.chapters:
-        lines = [e.text.strip() for e in inputs.summaries if first is None or e.turn < first]
-        return tagged("story_summary", "\n".join(line for line in lines if line), stable=True)
+        return tagged("story_summary", "\n".join(filter(None, _lines(inputs, first))), stable=True)
     shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
     shown = visible_chapters(inputs.chapters, shown_by)
     items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
@@ -139,6 +139,58 @@ def story_summary(
     items.sort(key=lambda item: item[0])
     text = "\n".join(line for _, line in items if line)
     return tagged("story_summary", text, stable=True)
+
+
+def _lines(inputs: PromptInputs, first: int | None) -> list[str]:
+    """The stripped texts of the summary entries before turn ``first`` (None: all)."""
+    entries = inputs.summaries
+    texts, turns = _entry_texts(entries)
+    if first is None:
+        return texts
+    if turns is not None:  # in turn order: those before ``first`` are the first ones
+        return texts[: bisect_left(turns, first)]
+    return [text for text, e in zip(texts, entries, strict=True) if e.turn < first]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """An entry list read (a copy), its entries' stripped texts, and their turns when they
+    are in turn order."""
+
+    entries: list[SummaryEntry]
+    texts: list[str]
+    turns: list[int] | None
+
+
+# The last entry lists read: every prompt of a turn reads the same entries, and the next
+# turn's are the same with a line more. Stripping each of 500 entries for each of four
+# prompts a turn grew with the story (#17, session six).
+_READ: list[_Read] = []
+
+
+def _entry_texts(entries: list[SummaryEntry]) -> tuple[list[str], list[int] | None]:
+    """Each entry's text stripped, and the entries' turns when in order (do not change
+    either list); entries that start with those of a list read before extend its texts."""
+    base: _Read | None = None
+    for read in reversed(_READ):
+        held = read.entries
+        if len(held) <= len(entries) and held == entries[: len(held)]:  # equal entries (C)
+            if len(held) == len(entries):
+                return read.texts, read.turns
+            base = read
+            break
+    done = len(base.entries) if base is not None else 0
+    added = entries[done:]
+    texts = (base.texts if base else []) + [e.text.strip() for e in added]
+    turns: list[int] | None = [e.turn for e in added]
+    if base is not None:
+        turns = None if base.turns is None else base.turns + (turns or [])
+    if turns is not None and not all(map(operator.le, turns[max(done - 1, 0) :],
+                                         turns[max(done - 1, 0) + 1 :])):  # fmt: skip
+        turns = None
+    _READ.append(_Read(list(entries), texts, turns))
+    del _READ[:-4]
+    return texts, turns
 
 
 def _unfolded(

@@ -76,7 +76,7 @@ def _count_difference(old: list[Any], new: list[Any]) -> Drift:
 def _param_difference(recorded: dict[str, Any], current: dict[str, Any]) -> Drift | None:
     for name in sorted((set(recorded) | set(current)) - IGNORED_PARAMS):
         old, new = recorded.get(name), current.get(name)
-        if _canonical(old) != _canonical(new):
+        if not _same(old, new) and _canonical(old) != _canonical(new):
             return Drift(f"request parameter {name!r}", _show(old), _show(new))
     return None
 
@@ -126,6 +126,26 @@ def _shorten(line: str, focus: int) -> str:
 
 def _field(message: Any, name: str) -> str:
     return str(message.get(name, "")) if isinstance(message, dict) else str(message)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Whether two JSON values are the same value of the same types all the way down (their
+    canonical JSON is then the same, and need not be made: a request's JSON schema twice for
+    every call of a replay, #17 session six). False says nothing: compare the JSON then
+    (``1`` and ``1.0`` are equal in Python, not in JSON)."""
+    kind = type(old)
+    if kind is not type(new):
+        return False
+    if kind is dict:
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    if kind is list:
+        return len(old) == len(new) and all(map(_same, old, new))
+    if kind is float:
+        return bool(old.hex() == new.hex())  # -0.0 is 0.0 in Python, not in JSON
+    return kind in _EXACT and bool(old == new)
+
+
+_EXACT = frozenset({str, int, bool, type(None)})
 
 
 def _canonical(value: Any) -> str:

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -201,7 +202,8 @@ def _replay_one(log: ReplayLog, shared: _Shared) -> LogOutcome:
     started = time.perf_counter()
     store = SessionStore(shared.options.store_path, durable_turns=False)
     try:
-        outcome = _play_log(log, shared, store)
+        with store.batched() if _batches(shared) else nullcontext():
+            outcome = _play_log(log, shared, store)
         store.flush()
     finally:
         store.close()
@@ -210,6 +212,13 @@ def _replay_one(log: ReplayLog, shared: _Shared) -> LogOutcome:
     note = outcome.error or ""
     shared.progress(Progress(log.label, outcome.status, len(outcome.records), len(log.turns), note))
     return outcome
+
+
+def _batches(shared: _Shared) -> bool:
+    """Whether a log's turns may join their store transactions (``Database.batched``): only
+    when nothing waits between them (recorded responses, no rate limit) and one log plays
+    at a time (threads of one process would keep each other out of the database)."""
+    return shared.recording is not None and shared.bucket is None and shared.options.jobs <= 1
 
 
 def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcome:

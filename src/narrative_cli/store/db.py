@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,24 @@ PRAGMAS = (
 )
 
 
+class _Batch:
+    """Relaxed transactions joined into one (``Database.batched``): how many have joined
+    the open one, since when it is open, and when the last one was committed."""
+
+    def __init__(self, units: int, seconds: float) -> None:
+        self.units, self.seconds = units, seconds
+        self.joined = 0
+        self.opened = 0.0
+        self.open = False  # its transaction is open
+        self.committed = -float("inf")
+
+    def may_open(self) -> bool:
+        """Whether a new joined transaction may begin: not within a fifth of ``seconds`` of
+        the last commit, which leaves other processes' writers (SQLite's busy handler looks
+        every 100 ms at most) a time the database is free."""
+        return time.monotonic() - self.committed >= self.seconds / 5
+
+
 class Database:
     """One connection to a session database file, in explicit-transaction mode."""
 
@@ -38,6 +57,7 @@ class Database:
         self._lock = threading.RLock()  # one transaction at a time, whichever thread asks
         self._depth = 0
         self._full = True  # synchronous = FULL (PRAGMAS), until a relaxed transaction
+        self._batch: _Batch | None = None
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -59,12 +79,113 @@ class Database:
                 raise StoreError("internal: nested store transaction")
             self._depth = 1
             try:
+                if self._batch is not None and (not write or not durable):
+                    with self._joined(self._batch, write) as connection:
+                        yield connection
+                    return
+                self._end_batch(self._batch)  # a durable write commits a batch's first
                 if write:
                     self._synchronous(full=durable)
                 with self._begin(write) as connection:
                     yield connection
             finally:
                 self._depth = 0
+
+    @contextmanager
+    def batched(self, units: int = 64, seconds: float = 0.25) -> Iterator[None]:
+        """Relaxed write transactions (``durable=False``) in this block join one transaction,
+        committed once ``units`` have joined or it has been open ``seconds``, and when the
+        block ends (an error or Ctrl-C included: what joined is whole). Each still applies
+        entirely or not at all (a savepoint: one that fails is undone alone), and a killed
+        process leaves the database at the last commit, never part of a transaction. After
+        a commit, the transactions of the next ``seconds / 5`` commit on their own, so that
+        other processes' writers, waiting up to 10 s (``BUSY_TIMEOUT_MS``), find the
+        database free. Reads inside the block see what joined.
+
+        For a replay with recorded responses, whose turns follow each other without waiting
+        for a model: a turn's text index and its record and snapshot each committed on their
+        own (and the text index's FTS5 segments written each time) were a tenth of a
+        replayed turn (#17, session six). Never hold it across a wait for a model or a
+        person: the open transaction keeps every other writer out."""
+        with self._lock:
+            if self._batch is not None:
+                raise StoreError("internal: nested store batch")
+            self._batch = _Batch(units, seconds)
+        try:
+            yield
+        finally:
+            with self._lock:
+                batch, self._batch = self._batch, None
+                self._end_batch(batch)
+
+    @contextmanager
+    def _joined(self, batch: _Batch, write: bool) -> Iterator[sqlite3.Connection]:
+        """One transaction of a batch: a savepoint in the batch's transaction (opened here
+        when none is), released when the block ends; the batch commits when it is full. A
+        read runs in the batch's transaction when one is open (it sees what joined)."""
+        connection = self.connection
+        if not write:
+            if batch.open:
+                yield connection
+            else:
+                with self._begin(False) as reading:
+                    yield reading
+            return
+        if not batch.open and not batch.may_open():  # the database's free time: on its own
+            self._synchronous(full=False)
+            with self._begin(True) as alone:
+                yield alone
+            return
+        with self.errors("write"):
+            if not batch.open:
+                self._synchronous(full=False)
+                self._rollback()  # a rollback cut short by Ctrl-C last time: finish it first
+                connection.execute("BEGIN IMMEDIATE")
+                batch.open, batch.joined, batch.opened = True, 0, time.monotonic()
+            connection.execute("SAVEPOINT joined")
+            try:
+                yield connection
+            except BaseException:
+                self._undo_joined(batch)
+                raise
+            connection.execute("RELEASE joined")
+            batch.joined += 1
+            if batch.joined >= batch.units or time.monotonic() - batch.opened >= batch.seconds:
+                self._end_batch(batch)
+
+    def _undo_joined(self, batch: _Batch) -> None:
+        """Undo a failed transaction of a batch, keeping the ones before it; when SQLite has
+        rolled back the whole batch (a full disk, an I/O error), say that they are lost too."""
+        connection = self.connection
+        if not connection.in_transaction:
+            batch.open = False
+            raise StoreError(
+                f"the session database {self.path} undid its uncommitted transactions after "
+                "an error: the turns since its last commit are not stored",
+                hint="run the same command again: a replay resumes after its last stored turn",
+            )
+        try:
+            connection.execute("ROLLBACK TO joined")
+            connection.execute("RELEASE joined")
+        except sqlite3.Error:
+            batch.open = False
+            self._rollback()
+            raise
+
+    def _end_batch(self, batch: _Batch | None) -> None:
+        """Commit what ``batch`` holds, when its transaction is open."""
+        if batch is None or not batch.open:
+            return
+        batch.open = False
+        if not self.connection.in_transaction:
+            return
+        with self.errors("commit the last turns to"):
+            try:
+                self.connection.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()  # whatever joined is lost as a whole, never in part
+                raise
+        batch.committed = time.monotonic()
 
     def _synchronous(self, *, full: bool) -> None:
         """``synchronous`` for the next commit, set only when it changes: a replay's turns
@@ -93,6 +214,7 @@ class Database:
         Passive: readers in other processes are not waited for (what they hold stays in the
         synced WAL)."""
         with self._lock, self.errors("write"):
+            self._end_batch(self._batch)
             self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -18,6 +18,7 @@ silent reset.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -83,6 +84,12 @@ class SessionStore:
             held.release(self.path, HELD_AS, sidecars=True)
             self._held = False
         self.db.close()
+
+    def batched(self) -> AbstractContextManager[None]:
+        """Relaxed commits (``durable_turns=False`` turns, the text index) joined into few
+        transactions while the block runs (``Database.batched``): for a replay with recorded
+        responses only, which never waits for a model between commits."""
+        return self.db.batched()
 
     def flush(self) -> None:
         """Make every commit so far durable (a WAL checkpoint syncs the log and the file):

@@ -21,6 +21,7 @@ from itertools import compress
 
 from narrative_cli.context.text_search import Document
 from narrative_cli.store.db import Database
+from narrative_cli.store.term_memo import TermMemo
 
 _SELECT = "SELECT id, key, turn, kind, text FROM recall_docs WHERE session_id = ?"
 _DELETE = "DELETE FROM recall_docs WHERE session_id = ? AND key = ?"
@@ -44,6 +45,8 @@ class SessionTextIndex:
         self._ids: dict[str, int] = {}
         self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
         self._synced_list: list[Document] | None = None  # and in their order
+        self._memo = TermMemo()  # each term's matches, kept up to date (term_memo)
+        self._asked: set[str] = set()  # terms asked once: remembered when asked again
 
     def _documents(self) -> dict[str, Document]:
         if self._held is None:
@@ -101,12 +104,16 @@ class SessionTextIndex:
             for d in changed:
                 conn.execute(_UPSERT, (self.session_id, d.key, d.turn, d.kind, d.text))
                 ids.append(int(conn.execute(_ID, (self.session_id, d.key)).fetchone()[0]))
+        removed = [self._ids[key] for key in gone if key in self._ids]
+        removed += [self._ids[d.key] for d in changed if d.key in self._ids]
         for key in gone:
             del held[key]
             self._keys.pop(self._ids.pop(key), None)
         for d, row_id in zip(changed, ids, strict=True):
             held[d.key] = d
             self._keys[row_id], self._ids[d.key] = d.key, row_id
+        added = [(row_id, d.text) for d, row_id in zip(changed, ids, strict=True)]
+        self._memo.changed(removed, added)
 
     def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
         """Documents containing ``term``; with ``at_most``, the search may stop once it has
@@ -124,6 +131,14 @@ class SessionTextIndex:
 
     def _fts(self, term: str, wanted: int, held: dict[str, Document]) -> list[Document]:
         phrase = '"' + term.replace('"', '""') + '"'
+        rowids = self._memo.get(term)
+        if rowids is None and self._memo_usable(term):
+            rowids = [row[0] for row in self.db.query(_MATCH, (phrase, _NO_LIMIT))]
+            rowids = [rowid for rowid in rowids if rowid in self._keys]  # this session's
+            self._memo.put(term, rowids)
+        if rowids is not None:
+            chosen = rowids if wanted == _NO_LIMIT else rowids[:wanted]
+            return [held[self._keys[rowid]] for rowid in chosen]
         rows = self.db.query(_MATCH, (phrase, wanted))
         keys = [self._keys.get(row[0]) for row in rows]
         found = [held[key] for key in keys if key is not None]
@@ -132,6 +147,17 @@ class SessionTextIndex:
             rows = self.db.query(_MATCH, (phrase, _NO_LIMIT))
             found = [held[k] for k in (self._keys.get(row[0]) for row in rows) if k is not None]
         return found
+
+    def _memo_usable(self, term: str) -> bool:
+        """Whether to ask for all of a term's matches and remember them: when the term is
+        asked a second time (a word asked once is asked with the caller's limit, cheaper
+        for a common word)."""
+        if term in self._asked:
+            return True
+        if len(self._asked) >= 4096:
+            self._asked.clear()
+        self._asked.add(term)
+        return False
 
     def document(self, key: str) -> Document | None:
         return self._documents().get(key)

@@ -1,0 +1,89 @@
+"""Indexing a recorded trace (#17, session six): a line's call is filed without decoding its
+request, which is decoded (and checked) when the replay reads the call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from narrative_cli.errors import BadInput
+from narrative_cli.replay.recorded import Recording
+
+
+def call(turn: int, agent: str, **extra: Any) -> dict[str, Any]:
+    """A calls.jsonl object laid out as pipeline.trace writes it."""
+    schema = {"properties": {"text": {"type": "string"}, "response": {"type": "object"}}}
+    return {
+        "session": "ferry", "turn": turn, "agent": agent, "mode": "serial", "attempt": 1,
+        "request": {"model": "m", "messages": [
+            {"role": "user", "content": 'say ", "response": {"text": "no"} to me'}],
+            "json_schema": schema},
+        "response": {"text": f"reply {turn}", "reasoning": "", "finish_reason": "stop"},
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "cached_tokens": 0},
+        "latency_ms": 1.0, "error": None, **extra,
+    }  # fmt: skip
+
+
+def trace(folder: Path, lines: list[str]) -> Path:
+    folder.mkdir()
+    (folder / "calls.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_calls_are_filed_by_turn_agent_and_speaker_and_read_whole(tmp_path: Path) -> None:
+    lines = [json.dumps(call(1, "planning")), json.dumps(call(1, "writing", speaker="Mira")),
+             json.dumps(call(2, "planning"))]  # fmt: skip
+    calls = Recording.load(trace(tmp_path / "t", lines)).for_log("ferry", only_log=True)
+    assert [(ref.agent, ref.speaker) for ref in calls.turns[1]] == [
+        ("planning", ""),
+        ("writing", "Mira"),
+    ]
+    read = calls.pick(1, "writing", 0)
+    assert read is not None and read.request == call(1, "writing")["request"]
+    assert read.response["text"] == "reply 1" and read.speaker == "Mira"
+
+
+def test_a_damaged_request_is_reported_when_its_call_is_read(tmp_path: Path) -> None:
+    good = json.dumps(call(1, "planning"))
+    broken = good.replace('"messages": [', '"messages": [}', 1)
+    calls = Recording.load(trace(tmp_path / "t", [broken])).for_log("ferry", only_log=True)
+    with pytest.raises(BadInput, match="line 1: cannot read it again"):
+        calls.pick(1, "planning", 0)
+
+
+def test_a_line_that_is_not_json_outside_its_request_is_refused_at_load(tmp_path: Path) -> None:
+    good = json.dumps(call(1, "planning"))
+    with pytest.raises(BadInput, match="line 1: invalid JSON"):
+        Recording.load(trace(tmp_path / "t", [good.replace('"turn": 1', '"turn": 1,,', 1)]))
+    with pytest.raises(BadInput, match="line 2: not a trace call"):
+        Recording.load(trace(tmp_path / "u", [good, json.dumps({**call(1, "x"), "turn": "a"})]))
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now", "differs"),
+    [
+        ({"temperature": 1.0}, {"temperature": 1.0}, False),
+        ({"temperature": 1.0}, {"temperature": 1}, True),  # equal in Python, not in JSON
+        ({"temperature": 0.0}, {"temperature": -0.0}, True),
+        ({"stop": ["\n"]}, {"stop": ("\n",)}, False),  # a tuple is a list in JSON
+        ({"json_schema": {"a": [1, {"b": None}]}}, {"json_schema": {"a": [1, {"b": None}]}}, False),
+        ({"json_schema": {"a": [1, {"b": None}]}}, {"json_schema": {"a": [1, {"b": 0}]}}, True),
+        ({"json_schema": {"a": 1, "b": 2}}, {"json_schema": {"b": 2, "a": 1}}, False),
+        ({"json_schema": {"1": True}}, {"json_schema": {1: True}}, False),
+        ({"json_schema": {"x": True}}, {"json_schema": {"x": 1}}, True),
+        ({"top_p": float("nan")}, {"top_p": float("nan")}, False),
+    ],
+)
+def test_request_parameters_differ_exactly_when_their_json_does(
+    recorded: dict[str, Any], now: dict[str, Any], differs: bool
+) -> None:
+    from narrative_cli.replay.drift import first_difference
+
+    messages = [{"role": "user", "content": "hello"}]
+    drift = first_difference({"messages": messages, **recorded}, {"messages": messages, **now})
+    assert (drift is not None) is differs
+    if differs:
+        assert drift is not None and "request parameter" in drift.where
