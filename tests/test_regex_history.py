@@ -33,6 +33,25 @@ def _turn(n: int) -> PlayedTurn:
     return PlayedTurn(n, f"I check the fog, night {n}.", text)
 
 
+def sandbox_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sandbox calls the scripts make from now on, each as the number of texts it sent
+    (``run_many``: its jobs; ``run_scripts``: one), the real calls still made."""
+    calls: list[int] = []
+    real_many, real_one = regex_scripts.run_many, regex_scripts.run_scripts
+
+    def many(jobs: list[tuple[str, list[regex_scripts.JsScript]]]) -> object:
+        calls.append(len(jobs))
+        return real_many(jobs)
+
+    def one(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real_one(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(regex_scripts, "run_many", many)
+    monkeypatch.setattr(regex_scripts, "run_scripts", one)
+    return calls
+
+
 def test_each_turns_history_is_what_a_full_pass_gives() -> None:
     scripts = _scripts()
     played = [PlayedTurn(0, None, "The lamp is lit in the fog.")]
@@ -49,20 +68,7 @@ def test_each_turns_history_is_what_a_full_pass_gives() -> None:
 def test_a_long_history_goes_to_the_sandbox_in_few_calls_and_then_only_its_new_turns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls: list[int] = []
-    real = regex_scripts.run_many
-    one_by_one = regex_scripts.run_scripts
-
-    def counted(jobs: list[tuple[str, list[regex_scripts.JsScript]]]) -> object:
-        calls.append(len(jobs))
-        return real(jobs)
-
-    def single(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return one_by_one(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(regex_scripts, "run_many", counted)
-    monkeypatch.setattr(regex_scripts, "run_scripts", single)
+    calls = sandbox_calls(monkeypatch)
     scripts = _scripts()
     played = [_turn(n) for n in range(1, 601)]  # ~200 KB of messages: more than one call holds
     first = regex_prompt.prompt_history(list(played), scripts)
@@ -105,19 +111,7 @@ def test_a_turns_narrative_goes_to_the_sandbox_once_for_all_the_agents_that_read
 def test_next_turns_history_takes_the_narrative_the_agents_read_without_a_sandbox_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls: list[int] = []
-    real_many, real_one = regex_scripts.run_many, regex_scripts.run_scripts
-
-    def many(jobs: list[tuple[str, list[regex_scripts.JsScript]]]) -> object:
-        calls.append(len(jobs))
-        return real_many(jobs)
-
-    def one(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real_one(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(regex_scripts, "run_many", many)
-    monkeypatch.setattr(regex_scripts, "run_scripts", one)
+    calls = sandbox_calls(monkeypatch)
     scripts = _scripts()
     narrative = _turn(7).narrative
     read = scripts.ai_output(narrative, 0)

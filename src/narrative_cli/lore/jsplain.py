@@ -73,9 +73,10 @@ class _Reader:
         return at
 
     def term(self, at: int, depth: int) -> int:
-        char = self.peek(at)
-        if char in ("^", "$") or self.peek(at, 2) in ("\\b", "\\B"):
-            return at + len(char) + (char == "\\")
+        if self.peek(at) in ("^", "$"):  # no quantifier after an assertion
+            return at + 1
+        if self.peek(at, 2) in ("\\b", "\\B"):
+            return at + 2
         if self.peek(at, 3) in ("(?=", "(?!"):
             return self.group(at + 3, depth)  # no quantifier after a lookahead
         return self.quantifier(self.atom(at, depth))
@@ -91,12 +92,16 @@ class _Reader:
         if char == "[":
             return self.char_class(at + 1)
         if char == "\\":
-            if self.peek(at + 1) not in ESCAPES or at + 1 >= len(self.text):
-                raise _NotPlain
-            return at + 2
+            return self.escape(at)
         if char == "." or (char and char not in SYNTAX):
             return at + 1
         raise _NotPlain  # a quantifier with nothing to repeat, a stray ] { }
+
+    def escape(self, at: int) -> int:
+        """A backslash at ``at`` and one of ``ESCAPES`` (the same inside a class or out)."""
+        if self.peek(at + 1) not in ESCAPES:  # "" at the end: not in it either
+            raise _NotPlain  # another escape, or a backslash ending the pattern
+        return at + 2
 
     def group(self, at: int, depth: int) -> int:
         if depth >= MAX_DEPTH:
@@ -142,9 +147,7 @@ class _Reader:
             if not char:
                 raise _NotPlain  # no closing bracket
             if char == "\\":
-                if self.peek(at + 1) not in ESCAPES or at + 1 >= len(self.text):
-                    raise _NotPlain
-                at += 2
+                at = self.escape(at)
             elif char in CLASS_SYNTAX:
                 raise _NotPlain
             elif self.peek(at + 1) == "-" and self.peek(at + 2) not in ("", "]"):

@@ -396,10 +396,11 @@ class RecordedBackend:
             turn, key = self.turn, (self.turn, request.agent)
             index = self._used[key]
             self._used[key] += 1
-        call = self.calls.pick(turn, request.agent, index, [m.to_dict() for m in request.messages])
+        messages = [m.to_dict() for m in request.messages]  # made once: read and compared
+        call = self.calls.pick(turn, request.agent, index, messages)
         if call is None:
             raise self._missing(turn, request.agent, index)
-        drift = _drift(call, request)
+        drift = _drift(call, request, messages)
         if drift is not None:
             raise ReplayMismatch(
                 f"{self.log}: turn {turn}, {request.agent} (attempt {call.attempt}): the prompt "
@@ -429,22 +430,33 @@ class RecordedBackend:
         return ReplayMismatch(f"{self.log}: turn {turn}: {what}", hint=DRIFT_HINT)
 
 
-def _drift(call: RecordedCall, request: ChatRequest) -> Drift | None:
-    """Where ``request`` differs from the recorded one: compared as it is first, then as JSON
-    gives it back, then scrubbed as the recording was (see ``current_request``)."""
+def _drift(
+    call: RecordedCall, request: ChatRequest, messages: list[dict[str, str]]
+) -> Drift | None:
+    """Where ``request`` (whose ``messages`` are given as dicts) differs from the recorded one:
+    compared as it is first, then as JSON gives it back, then scrubbed as the recording was
+    (see ``current_request``)."""
     try:
-        if first_difference(call.request, current_request(request, call, shaped=True)) is None:
+        shaped = current_request(request, call, shaped=True, messages=messages)
+        if first_difference(call.request, shaped) is None:
             return None
     except (TypeError, ValueError):  # parameters JSON cannot sort as they are: round-trip
         pass
-    drift = first_difference(call.request, current_request(request, call, scrubbed=False))
+    drift = first_difference(
+        call.request, current_request(request, call, scrubbed=False, messages=messages)
+    )
     if drift is not None:
-        drift = first_difference(call.request, current_request(request, call))
+        drift = first_difference(call.request, current_request(request, call, messages=messages))
     return drift
 
 
 def current_request(
-    request: ChatRequest, recorded: RecordedCall, *, scrubbed: bool = True, shaped: bool = False
+    request: ChatRequest,
+    recorded: RecordedCall,
+    *,
+    scrubbed: bool = True,
+    shaped: bool = False,
+    messages: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """``request`` as the trace writes it, JSON round-tripped so it compares with a record.
 
@@ -454,11 +466,12 @@ def current_request(
     ``shaped=True``: not scrubbed and not round-tripped either. ``first_difference`` compares
     the messages' roles and texts, which JSON gives back as they were, and the parameters as
     canonical JSON, so a request equal to the recording this way is equal to it round-tripped
-    (the round trip of every prompt was 2% of a replayed turn; #17, session five)."""
+    (the round trip of every prompt was 2% of a replayed turn; #17, session five).
+    ``messages``: the request's messages as dicts, when the caller has made them already."""
     model = request.model or str(recorded.request.get("model") or "")
     value = {
         "model": model,
-        "messages": [m.to_dict() for m in request.messages],
+        "messages": [m.to_dict() for m in request.messages] if messages is None else messages,
         **request_params(request),
     }
     if shaped:
