@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.servers import RecordedRequest, ScriptedServer  # noqa: E402
+from tests.story_replies import folded  # noqa: E402
 
 from narrative_cli.config import PipelineSettings, Settings  # noqa: E402
 from narrative_cli.pipeline.backendset import BackendSet  # noqa: E402
@@ -57,15 +58,6 @@ INPUTS = [
     "I listen to the wind on the gallery.",
     "I make tea and sit by the stove.",
 ]
-
-
-def folded(request: RecordedRequest) -> str:
-    """The scripted compaction: the first words of each folded line, cut to 600 characters
-    (the agent's limit cuts it further)."""
-    text = "\n".join(str(m["content"]) for m in request.messages)
-    inside = text.split("<summary_to_fold>\n", 1)[-1].split("\n</summary_to_fold>", 1)[0]
-    words = " / ".join(line.split("]", 1)[-1].strip()[:40] for line in inside.splitlines())
-    return json.dumps({"summary": words[:600]}, ensure_ascii=False)
 
 
 @dataclass

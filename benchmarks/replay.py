@@ -54,7 +54,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.servers import ScriptedServer  # noqa: E402
-from tests.story_replies import NARRATIVES, StoryScript  # noqa: E402
+from tests.story_replies import NARRATIVES, StoryScript, folded  # noqa: E402
 
 from narrative_cli.play.options import PlayOptions  # noqa: E402
 from narrative_cli.replay.logs import read_logs  # noqa: E402
@@ -84,10 +84,19 @@ def make_log(folder: Path, name: str, turns: int) -> Path:
 class VariedStory(StoryScript):
     """The scripted story with a narrative and a summary line of its own every turn, as a
     real story has: ``StoryScript`` repeats "The fog rolls on." after four turns, which lets
-    anything that remembers a text's result (regex scripts, search) look cheaper than it is."""
+    anything that remembers a text's result (regex scripts, search) look cheaper than it is.
+    It also answers the ``compaction`` agent, as a model does: without that every fold failed
+    (a warning at each cut) and ``<story_summary>`` grew without end, so the prompts, the trace
+    and the replay's cost per turn grew with the story's length (logs recorded before
+    2026-12-02 were made so)."""
 
     narratives: deque[str] = field(default_factory=deque)
     night: int = 0
+
+    def __call__(self, body: Any, request: Any) -> Any:
+        if request.agent == "compaction":
+            return folded(request)
+        return super().__call__(body, request)
 
     def writing(self) -> Any:
         self.night += 1

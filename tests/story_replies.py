@@ -9,6 +9,7 @@ the user should see from the same object (``script.narratives``, ``script.summar
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -22,6 +23,15 @@ NARRATIVES = (
     "The Kittiwake's light blinks once, far out in the grey.",
     "Edda laughs, a short bark, and writes your name in the log.",
 )
+
+
+def folded(request: Any) -> str:
+    """A scripted ``compaction`` reply: the first words of each line it is asked to fold, cut
+    to 600 characters (the agent's own limit cuts it further), as a chapter summary would be."""
+    text = "\n".join(str(m["content"]) for m in request.messages)
+    inside = text.split("<summary_to_fold>\n", 1)[-1].split("\n</summary_to_fold>", 1)[0]
+    words = " / ".join(line.split("]", 1)[-1].strip()[:40] for line in inside.splitlines())
+    return json.dumps({"summary": words[:600]}, ensure_ascii=False)
 
 
 @dataclass
