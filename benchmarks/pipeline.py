@@ -94,6 +94,7 @@ class Session:
     lang: str = "en"
     calls: dict[str, int] = field(default_factory=dict)
     mvu_every_turn: bool = False  # mvu_extract changes a variable each turn (part d)
+    lantern: bool = True  # the sample card's variables; another card's extraction finds none
 
     def answer(self, agent: str) -> str:
         n = self.calls[agent] = self.calls.get(agent, 0) + 1
@@ -105,6 +106,8 @@ class Session:
             return json.dumps(self.analysis(n), ensure_ascii=False)
         if agent == "compaction":  # a fold (issue 17): one line standing for the turns folded
             return json.dumps({"summary": f"Fold {n}: weeks of fog, lessons and logbook hours."})
+        if agent == "mvu_extract" and not self.lantern:
+            return json.dumps({"patches": []})
         if agent == "mvu_extract" and self.mvu_every_turn:
             command = "_.add('keeper.lamp_oil', -1);//a night's oil"
             return f"<UpdateVariable>\n{command}\n</UpdateVariable>"
@@ -480,16 +483,22 @@ def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
 
 
 def scripted_requests(
-    name: str, turns: int, mvu_every_turn: bool = False
+    name: str, turns: int, mvu_every_turn: bool = False, card: Path = LANTERN
 ) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(agent, messages) of every call of a serial ``turns``-turn lantern-keeper session on
-    the scripted server, under window policy ``name`` (the same session as part c; with
-    ``mvu_every_turn``, mvu_extract lowers a variable every turn, so the state changes)."""
+    """(agent, messages) of every call of a serial ``turns``-turn session on the scripted
+    server, under window policy ``name`` (the same session as part c; with
+    ``mvu_every_turn``, mvu_extract lowers a variable every turn, so the state changes).
+    ``card``: lantern-keeper by default; another card (``--card``, such as a real one from
+    the fixtures) gets the same scripted replies in its own language, with no variable
+    changes and no tools of its own."""
+    session = Session(mvu_every_turn=mvu_every_turn, lantern=card == LANTERN)
     with ScriptedServer() as server:
-        install(server, Session("en", mvu_every_turn=mvu_every_turn))
+        install(server, session)
         with policy(name, scripted_settings(server, mode="serial")) as settings:
             backends = BackendSet.from_settings(settings)
-            play(new_story(LANTERN, settings), backends, turns, INPUTS)
+            story = new_story(card, settings)
+            session.lang = story.lang
+            play(story, backends, turns, ZH_INPUTS if story.lang == "zh" else INPUTS)
             backends.close()
         return [(r.agent, r.messages) for r in server.requests]
 
@@ -503,7 +512,7 @@ def part_f(args: argparse.Namespace) -> None:
     reuse = args.cache_reuse
     print(
         f"\nf. per-slot prefix cache (llama.cpp's rule, {prefix_cache.SLOTS} slots), "
-        f"{args.turns} turns, serial, all agents; counted in {tokens.name}; "
+        f"{args.turns} turns of {args.card.name}, serial, all agents; counted in {tokens.name}; "
         f"cached / prompt after the first turn; chunk reuse off, then n_cache_reuse {reuse}"
     )
     results, evaluated = {}, {}  # shares per agent; tokens evaluated per turn, all agents
@@ -513,7 +522,9 @@ def part_f(args: argparse.Namespace) -> None:
         ("ours moves", "ours", True),
         ("sliding moves", "sliding", True),
     ):
-        requests = scripted_requests(policy_name, args.turns, changing)
+        if changing and args.card != LANTERN:  # no variable of the script's on another card
+            continue
+        requests = scripted_requests(policy_name, args.turns, changing, args.card)
         per_turn = len(requests) // args.turns
         ids = [(agent, tokens(messages)) for agent, messages in requests]  # tokenized once
         for least in (0, reuse) if not changing else (reuse,):
@@ -541,7 +552,7 @@ def part_w(args: argparse.Namespace) -> None:
     )
     print(f"\nw. evaluated tokens per agent and prompt part, ours, {args.turns} turns, "
           f"n_cache_reuse {args.cache_reuse}, counted in {tokens.name}, after the first turn")
-    requests = scripted_requests("ours", args.turns)
+    requests = scripted_requests("ours", args.turns, card=args.card)
     per_turn = len(requests) // args.turns
     cache_parts.show(
         cache_parts.evaluated_parts(requests, tokens, args.cache_reuse, per_turn), args.turns
@@ -681,6 +692,8 @@ def main() -> None:
     parser.add_argument("--parts", default="abcde",
                         help="which parts to run (default abcde; also f, v, w)")
     parser.add_argument("--chars", action="store_true", help="part f in characters")
+    parser.add_argument("--card", type=Path, default=LANTERN,
+                        help="parts f, w: the card played (default: the sample card)")
     parser.add_argument("--record", default="local-cache-calls.jsonl",
                         help="part v: where the real run's calls go")
     parser.add_argument("--cache-reuse", type=int, default=Profile().cache_reuse,

@@ -183,7 +183,8 @@ def test_lint_finds_entries_that_can_never_fire_and_exits_1(tmp_path: Path) -> N
     assert "警告：条目 7（entry 7）：与条目 4（entry 4）内容相同" in out
     assert "警告：条目 9（entry 9）：与条目 8（entry 8）内容相同" in out
     assert "警告：条目 10（entry 10）：正则 /(a+)+$/ 嵌套了重复" in out
-    assert "5 个错误，6 个警告，11 个条目" in out  # entry 2 (no list) is also an error
+    assert "5 个错误，7 个警告，11 个条目" in out  # entry 2 (no list) is also an error; 8 and 9
+    assert "警告：常驻 ↓Char 条目 8, 9（共" in out  # 800 tokens after the story window
     as_json = CliRunner().invoke(
         app, ["lore", "lint", str(card), "--lorebook", str(world), "--json"],
         env={"NARRATIVE_HOME": str(home)},
@@ -203,6 +204,40 @@ def test_lint_reports_constants_past_the_budget(tmp_path: Path) -> None:
     assert "entry 2 (entry 2): constant, but the constants before it and it reach" in (
         result.output)
     assert "entry 1 (entry 1): constant" not in result.output
+
+
+def test_lint_says_which_constants_no_prompt_cache_keeps(tmp_path: Path) -> None:
+    """Constant ↓Char text goes in <worldinfo3>, after the story window: it is re-read every
+    turn, so it is "tail", not "stable", and past 300 tokens the author is told to move it."""
+    rules = "The keeper writes the weather into the logbook every hour of the night. " * 30
+    card = write_card(tmp_path)
+    world = write_world(tmp_path, [
+        world_entry(1, [], rules, constant=True, position=1, comment="After"),
+        world_entry(2, [], rules, constant=True, position=0, comment="Before"),
+        world_entry(3, [], "A short after-char note.", constant=True, position=1,
+                    comment="Short"),
+    ])
+    result = run("lint", str(card), "--lorebook", str(world), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    rows = {row["comment"]: row for row in report["entries"]}
+    assert rows["After"]["prefix"] == "tail" and rows["Short"]["prefix"] == "tail"
+    assert rows["Before"]["prefix"] == "stable"
+    [finding] = [f for f in report["findings"] if "<worldinfo3>" in f["message"]]
+    tokens = rows["After"]["tokens"] + rows["Short"]["tokens"]
+    assert finding["message"].startswith(f"constant ↓Char entries 1, 3 ({tokens} tokens)")
+    assert "↑Char (before_char)" in finding["message"] and finding["level"] == "warning"
+    short = write_world(tmp_path, [world_entry(3, [], "A short note.", constant=True,
+                                               position=1)], name="short.json")
+    quiet = run("lint", str(card), "--lorebook", str(short), "--json")
+    assert "<worldinfo3>" not in quiet.output, "a few tokens there are not worth a warning"
+
+
+def test_lint_tells_a_real_card_its_after_char_rules_are_re_read_every_turn() -> None:
+    card = fixture_file("zh/nun-ninja-v2.json")  # MVU rules, 1,860 tokens, constant ↓Char
+    result = CliRunner().invoke(app, ["lore", "lint", str(card)], env={"LANG": "zh_CN.UTF-8"})
+    assert result.exit_code == 0, result.output
+    assert "警告：常驻 ↓Char 条目 1, 3, 4, 5（共 1860 词元）放在 <worldinfo3>" in result.output
 
 
 def test_lint_on_real_fixtures_does_not_fail() -> None:

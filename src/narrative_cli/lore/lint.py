@@ -30,6 +30,7 @@ from narrative_cli.lore.index import Prepared, build_index, sort_entries, st_dec
 from narrative_cli.lore.jsregex import TIME_LIMIT, nested_quantifier
 from narrative_cli.lore.matcher import Key, find_word
 from narrative_cli.lore.routed import routes_for
+from narrative_cli.lore.routing import WORLDINFO3
 from narrative_cli.lore.settings import LoreSettings
 from narrative_cli.tokens import token_parts, tokens_of_parts
 
@@ -77,7 +78,7 @@ class Cost:
     entry: LoreEntry
     tokens: int
     route: str
-    prefix: str  # stable (same every turn) | changes (comes and goes) | tail (near the end) | -
+    prefix: str  # stable (same every turn) | changes (comes and goes) | tail (re-read each turn) | -
 
 
 @dataclass
@@ -113,6 +114,7 @@ def lint(entries: Sequence[LoreEntry], settings: LoreSettings, texts: Sequence[s
         report.costs.append(_cost(entry, routes.route_of(entry).name))
     _duplicates(report, entries)
     _constant_budget(report, entries, settings)
+    _uncached_constants(report)
     return report
 
 
@@ -194,12 +196,29 @@ def _cost(entry: LoreEntry, route: str) -> Cost:
     if route in ("disabled", "unrouted"):
         prefix = "-"
     elif entry.constant and not (entry.sticky or entry.cooldown or entry.delay):
-        prefix = "stable"
+        # <worldinfo3> follows the story window (the design's order), which grows every
+        # turn: a constant there is the same text, but no prefix cache reaches it
+        prefix = "tail" if route == WORLDINFO3 else "stable"
     elif entry.position == POSITION_AT_DEPTH and entry.depth <= 4:
         prefix = "tail"
     else:
         prefix = "changes"
     return Cost(entry, tokens, route, prefix)
+
+
+UNCACHED_TOKENS = 300  # constants after the story window past this many tokens: a warning
+
+
+def _uncached_constants(report: LintReport) -> None:
+    """Constant entries in ``<worldinfo3>``: planning and writing evaluate them again every
+    turn. The design asks authors to keep that block lean and to put large constant text at
+    ↑Char (``<worldinfo2>``, before the story window), where a prefix cache keeps it."""
+    after = [c for c in report.costs if c.route == WORLDINFO3 and c.prefix == "tail"]
+    tokens = sum(c.tokens for c in after)
+    if tokens >= UNCACHED_TOKENS:
+        uids = ", ".join(str(c.entry.uid) for c in after)
+        report.findings.append(Finding(WARNING, None, "lint.find_uncached",
+                                       {"uids": uids, "tokens": tokens}))
 
 
 def _duplicates(report: LintReport, entries: Sequence[LoreEntry]) -> None:
