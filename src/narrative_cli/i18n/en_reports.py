@@ -146,10 +146,11 @@ REPORTS: dict[str, str] = {
                        " turn off matchWholeWords for this entry",
     "lint.find_duplicate": "same content as entry {uid} ({title})",
     "lint.find_duplicate_in": "same content as entry {uid} of {source} ({title})",
-    "lint.find_uncached": "constant ↓Char entries {uids} ({tokens} tokens) go in <worldinfo3>, after"
-    " the story window: no prompt cache keeps them there, so the planner and the writer (without a"
-    " preset) read them anew every turn; text that never changes can move to ↑Char (before_char),"
-    " which the cache keeps",
+    "lint.find_uncached": "constant ↓Char entries {uids} ({tokens} tokens) go in <worldinfo3>,"
+                          " after the story window: no prompt cache keeps them there, so the"
+                          " planner and the writer (without a preset) read them anew every"
+                          " turn; text that never changes can move to ↑Char (before_char),"
+                          " which the cache keeps",
     "lint.find_over_budget": "constant, but the constants before it and it reach {total} tokens"
                              " of the {budget}-token budget: it (and keyword entries after it)"
                              " will not fit",

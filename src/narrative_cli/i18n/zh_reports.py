@@ -134,9 +134,10 @@ REPORTS: dict[str, str] = {
                        "（…{sample}…）：全词匹配永远找不到它；请关闭此条目的 matchWholeWords",
     "lint.find_duplicate": "与条目 {uid}（{title}）内容相同",
     "lint.find_duplicate_in": "与 {source} 中的条目 {uid}（{title}）内容相同",
-    "lint.find_uncached": "常驻 ↓Char 条目 {uids}（共 {tokens} 词元）放在 <worldinfo3>，位于最近对话之后："
-    "提示词缓存在那里保留不了它们，规划和写作（未用预设时）每轮都要重新读一遍；内容不变的条目可以改到 ↑Char（before_char），"
-    "缓存会保留",
+    "lint.find_uncached": "常驻 ↓Char 条目 {uids}（共 {tokens} 词元）放在 <worldinfo3>，"
+                          "位于最近对话之后：提示词缓存在那里保留不了它们，"
+                          "规划和写作（未用预设时）每轮都要重新读一遍；"
+                          "内容不变的条目可以改到 ↑Char（before_char），缓存会保留",
     "lint.find_over_budget": "常驻条目，但它与之前的常驻条目合计达到 {total} 词元，"
                              "超出 {budget} 词元的预算：它（以及其后的关键词条目）放不下",
     "check.no_key": "没有关键词命中",

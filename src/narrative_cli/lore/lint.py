@@ -78,7 +78,7 @@ class Cost:
     entry: LoreEntry
     tokens: int
     route: str
-    prefix: str  # stable (same every turn) | changes (comes and goes) | tail (re-read each turn) | -
+    prefix: str  # stable (same each turn) | changes (comes and goes) | tail (re-read each turn) | -
 
 
 @dataclass
