@@ -157,3 +157,23 @@ def test_any_other_request_is_compared_as_before(tmp_path: Path, change: dict[st
     else:
         with pytest.raises(ReplayMismatch, match="differs from the recorded one"):
             backend.complete(changed)
+
+
+def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
+    """``Sent`` builds the request's JSON from remembered messages: byte for byte what
+    ``json.dumps`` gives for the whole, on generated messages, repeated and not."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["灯塔", "\n", '"', "\\", "a", " ", "\u2028", "😀", "<x>", "\t", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(40)]
+    for _ in range(400):
+        messages = [{"role": rng.choice(["system", "user"]), "content": rng.choice(texts)}
+                    for _ in range(rng.randint(0, 4))]  # fmt: skip
+        if rng.random() < 0.2:
+            messages.append({"role": "user", "content": rng.choice(texts), "name": "Lan"})
+        params = rng.choice([{}, {"max_tokens": 9}, {"temperature": 0.5, "stop": ["\n"]},
+                             {"json_schema": {"b": [1, None], "a": "x"}, "stream": False}])
+        expected = json.dumps({"messages": messages, **params}, ensure_ascii=False)
+        assert Sent.made(messages, params).encoded == expected.encode("utf-8")
+    assert Sent.made([{"role": "user", "content": "\ud800"}], {}).encoded is None

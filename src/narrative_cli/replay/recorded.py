@@ -118,11 +118,34 @@ class Sent:
     @classmethod
     def made(cls, messages: list[dict[str, str]], params: dict[str, Any]) -> Sent:
         try:
-            text = json.dumps({"messages": messages, **params}, ensure_ascii=False)
-            encoded: bytes | None = text.encode("utf-8")
+            listed = b"[" + b", ".join(_message_json(m) for m in messages) + b"]"
+            rest = _ENCODER.encode(params).encode("utf-8")[1:]  # '"p": 1, …}'
+            encoded: bytes | None = b'{"messages": ' + listed + (b", " + rest if params else b"}")
         except (UnicodeEncodeError, ValueError, TypeError):
             encoded = None
         return cls(messages, params, encoded)
+
+
+# A message's JSON by its keys and texts: most of an agent's messages (its system message, the
+# stable head) are the same turn after turn, and encoding them again was 2% of a replayed turn
+# (#17, session seven). Hashing a text is several times cheaper than encoding it.
+_MESSAGES: dict[tuple[tuple[str, object], ...], bytes] = {}
+_MESSAGES_KEPT = 256
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
+
+
+def _message_json(message: dict[str, str]) -> bytes:
+    """``json.dumps(message, ensure_ascii=False)`` in UTF-8, remembered for string values."""
+    key = tuple(message.items())
+    if not all(type(value) is str for _, value in key):
+        return _ENCODER.encode(message).encode("utf-8")
+    known = _MESSAGES.get(key)
+    if known is None:
+        known = _ENCODER.encode(message).encode("utf-8")
+        if len(_MESSAGES) >= _MESSAGES_KEPT:
+            _MESSAGES.clear()
+        _MESSAGES[key] = known
+    return known
 
 
 @dataclass(frozen=True)
