@@ -9,10 +9,8 @@ block even when it is empty: ``make_prompt`` drops empty blocks.
 from __future__ import annotations
 
 import operator
-import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any
 
 from narrative_cli.agents.guide import writing_guide_text
 from narrative_cli.agents.templates import fill, label
@@ -135,42 +133,12 @@ def story_summary(
     if not inputs.chapters:
         return tagged("story_summary", "\n".join(filter(None, _lines(inputs, first))), stable=True)
     shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
-    return tagged("story_summary", _folded_text(inputs, first, shown_by), stable=True)
-
-
-def _folded_text(inputs: PromptInputs, first: int | None, shown_by: int) -> str:
-    """The summary lines with folds: the entries before ``first`` (None: all) that no fold
-    visible at ``shown_by`` covers, and those folds, in story order. Remembered for the last
-    few entry and fold lists (by their items' identity: both are frozen), as every prompt of
-    a turn asks, most of them with the same window."""
-    key = (first, shown_by, inputs.lang)
-    entries, chapters = inputs.summaries, inputs.chapters
-    with _FOLDED_LOCK:
-        for held_entries, held_chapters, held_key, text in reversed(_FOLDED):
-            if held_key == key and _same_items(held_entries, entries) and _same_items(
-                held_chapters, chapters
-            ):
-                return text
-    shown = visible_chapters(chapters, shown_by)
+    shown = visible_chapters(inputs.chapters, shown_by)
     items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
-    items += [(e.turn, e.text.strip()) for e in _unfolded(entries, shown, first)]
+    items += [(e.turn, e.text.strip()) for e in _unfolded(inputs.summaries, shown, first)]
     items.sort(key=lambda item: item[0])
     text = "\n".join(line for _, line in items if line)
-    with _FOLDED_LOCK:
-        _FOLDED.append((list(entries), list(chapters), key, text))
-        del _FOLDED[:-8]
-    return text
-
-
-def _same_items(held: list[Any], now: list[Any]) -> bool:
-    """The very same items, in the same order (a list comparison in C tries identity first,
-    and equal frozen items give the same lines too)."""
-    return len(held) == len(now) and held == now
-
-
-# The folded summary texts of the last few (entries, chapters, (first, shown_by, lang)).
-_FOLDED: list[tuple[list[SummaryEntry], list[Chapter], tuple[int | None, int, str], str]] = []
-_FOLDED_LOCK = threading.Lock()
+    return tagged("story_summary", text, stable=True)
 
 
 def _lines(inputs: PromptInputs, first: int | None) -> list[str]:
