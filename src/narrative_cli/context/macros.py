@@ -109,7 +109,8 @@ def expand(text: str, env: MacroEnv) -> str:
 
 # A text whose only macros are {{char}} and {{user}}, written plainly: no other "{{" or "}}"
 # (a brace alone is fine), no backslash escape, none of the marks expand uses inside.
-_NAMES_ONLY = re.compile(r"(?:[^{}\\\x00-\x02]|\{(?!\{)|\}(?!\})|\{\{(?:char|user)\}\})*")
+# (Possessive: each piece is read one way only, so a run of plain text is read at once.)
+_NAMES_ONLY = re.compile(r"(?:[^{}\\\x00-\x02]++|\{(?!\{)|\}(?!\})|\{\{(?:char|user)\}\})*+")
 _PLAIN_NAME = re.compile(r"[^{}\\\x00-\x02]*")
 
 
