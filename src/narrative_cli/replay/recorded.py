@@ -130,7 +130,7 @@ class Sent:
 # stable head) are the same turn after turn, and encoding them again was 2% of a replayed turn
 # (#17, session seven). Hashing a text is several times cheaper than encoding it.
 _MESSAGES: dict[tuple[tuple[str, object], ...], bytes] = {}
-_MESSAGES_KEPT = 256
+_MESSAGES_KEPT = 64  # a turn sends about ten messages
 _ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
 
 
