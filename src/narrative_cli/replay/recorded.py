@@ -127,10 +127,12 @@ class Sent:
 
 
 # A message's JSON by its keys and texts: most of an agent's messages (its system message, the
-# stable head) are the same turn after turn, and encoding them again was 2% of a replayed turn
-# (#17, session seven). Hashing a text is several times cheaper than encoding it.
+# stable head, the older turns of the writer's chat) are the same turn to turn, and encoding
+# them again was 2% of a replayed turn (#17, session seven). Hashing a text is several times
+# cheaper than encoding it. The least recently used go first (a turn sends 20-30 messages).
 _MESSAGES: dict[tuple[tuple[str, object], ...], bytes] = {}
-_MESSAGES_KEPT = 64  # a turn sends about ten messages
+_MESSAGES_KEPT = 128
+_MESSAGES_LOCK = threading.Lock()
 _ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
 
 
@@ -139,12 +141,14 @@ def _message_json(message: dict[str, str]) -> bytes:
     key = tuple(message.items())
     if not all(type(value) is str for _, value in key):
         return _ENCODER.encode(message).encode("utf-8")
-    known = _MESSAGES.get(key)
+    with _MESSAGES_LOCK:  # replays of several logs run in threads
+        known = _MESSAGES.pop(key, None)
     if known is None:
         known = _ENCODER.encode(message).encode("utf-8")
+    with _MESSAGES_LOCK:
         if len(_MESSAGES) >= _MESSAGES_KEPT:
-            _MESSAGES.clear()
-        _MESSAGES[key] = known
+            del _MESSAGES[next(iter(_MESSAGES))]
+        _MESSAGES[key] = known  # (again) the newest
     return known
 
 
