@@ -648,9 +648,10 @@ def test_a_recorded_request_matches_however_its_parameters_were_held(tmp_path: P
 def test_a_recorded_line_is_read_without_its_prompt_only_when_it_holds_that_prompt(
     tmp_path: Path,
 ) -> None:
-    """A replay decodes a recorded line without its messages when they are byte for byte the
-    ones it is about to send (#17, session five); otherwise it decodes the whole line."""
-    from narrative_cli.replay.recorded import CallRef
+    """A replay decodes a recorded line without its request when that is byte for byte the
+    one it is about to send (#17, session seven), without its messages when only they are
+    (session five); otherwise it decodes the whole line."""
+    from narrative_cli.replay.recorded import CallRef, Sent
 
     messages = [{"role": "system", "content": "灯塔守夜人\n<rules>\"雾\"</rules>"},
                 {"role": "user", "content": "I trim the wick.", "name": "Lan"}]
@@ -662,9 +663,14 @@ def test_a_recorded_line_is_read_without_its_prompt_only_when_it_holds_that_prom
     path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
     ref = CallRef(path, 0, 1, "writing", 1)
     same = [dict(m) for m in messages]
-    fast = ref.read(messages=same)
-    assert fast.request["messages"] is same and fast.request["temperature"] == 0.7
+    whole = ref.read(sent=Sent.made(same, {"temperature": 0.7}))
+    assert whole.same_request and whole.request == line["request"]
+    assert whole.request["messages"] is same
+    fast = ref.read(sent=Sent.made(same, {"temperature": 0.6}))
+    assert not fast.same_request and fast.request["messages"] is same
+    assert fast.request["temperature"] == 0.7
     assert fast.reply().text == "好" and fast.usage == {"prompt_tokens": 5}
     other = [dict(messages[0]), {"role": "user", "content": "I trim the wick!", "name": "Lan"}]
-    slow = ref.read(messages=other)
+    slow = ref.read(sent=Sent.made(other, {"temperature": 0.7}))
+    assert not slow.same_request
     assert slow.request == line["request"] and slow.request["messages"] is not other

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.errors import BadInput
-from narrative_cli.replay.recorded import Recording
+from narrative_cli.backends.base import ChatRequest
+from narrative_cli.domain_chat import Message
+from narrative_cli.errors import BadInput, ReplayMismatch
+from narrative_cli.pipeline.trace import CallTrace, TraceWriter, request_params
+from narrative_cli.replay.recorded import RecordedBackend, Recording, Sent, SessionCalls
 
 
 def call(turn: int, agent: str, **extra: Any) -> dict[str, Any]:
@@ -87,3 +90,90 @@ def test_request_parameters_differ_exactly_when_their_json_does(
     assert (drift is not None) is differs
     if differs:
         assert drift is not None and "request parameter" in drift.where
+
+
+def _written(folder: Path, request: Any, session: str = "ferry") -> SessionCalls:
+    """A one-call trace written by the trace writer itself, loaded for replay."""
+    writer = TraceWriter(folder, session=session)
+    writer.record_call(CallTrace(
+        turn=1, agent=request.agent, mode="serial", attempt=1, model=request.model or "m",
+        messages=[m.to_dict() for m in request.messages], params=request_params(request),
+        text="the reply", finish_reason="stop", prompt_tokens=9, completion_tokens=2,
+    ))  # fmt: skip
+    return Recording.load(folder).for_log(session, only_log=True)
+
+
+def _request(**change: Any) -> ChatRequest:
+    fields: dict[str, Any] = {
+        "messages": [Message("system", "<rules>\n灯塔 \"quoted\" \\ end\n</rules>"),
+                     Message("user", 'say ", "response": {"text": "no"} to me')],
+        "agent": "planning", "model": "m", "temperature": 0.7, "max_tokens": 256,
+        "json_schema": {"name": "plan", "schema": {"type": "object", "required": ["a"]}},
+        "cache_breakpoints": [0],
+    }  # fmt: skip
+    return ChatRequest(**{**fields, **change})
+
+
+def test_a_request_equal_to_its_line_byte_for_byte_is_not_decoded_nor_compared(
+    tmp_path: Path,
+) -> None:
+    request = _request()
+    calls = _written(tmp_path / "t", request)
+    whole = calls.pick(1, "planning", 0)  # decoded whole, as before
+    fast = calls.pick(1, "planning", 0, Sent.of(request))
+    assert whole is not None and fast is not None
+    assert fast.same_request and not whole.same_request
+    assert fast == whole  # the same call: request, response, usage, everything
+    again = calls.pick(1, "planning", 0, Sent.of(_request(model="")))  # no model sent
+    assert again is not None and again.same_request and again.request["model"] == "m"
+    backend = RecordedBackend(calls, "ferry")
+    backend.begin_turn(1)
+    reply = backend.complete(_request(model=""))
+    assert reply.text == "the reply" and reply.model == "m"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"temperature": 0.8},
+        {"temperature": None},
+        {"max_tokens": 300},  # not compared, but not the same bytes: decoded and compared
+        {"json_schema": {"name": "plan", "schema": {"type": "object", "required": ["b"]}}},
+        {"messages": [Message("system", "<rules>\n灯塔 \"quoted\" \\ end\n</rules>"),
+                      Message("user", 'say ", "response": {"text": "yes"} to me')]},
+        {"cache_breakpoints": []},
+    ],
+)
+def test_any_other_request_is_compared_as_before(tmp_path: Path, change: dict[str, Any]) -> None:
+    calls = _written(tmp_path / "t", _request())
+    changed = _request(**change)
+    read = calls.pick(1, "planning", 0, Sent.of(changed))
+    assert read is not None and not read.same_request
+    assert read == calls.pick(1, "planning", 0)
+    backend = RecordedBackend(calls, "ferry")
+    backend.begin_turn(1)
+    if "max_tokens" in change:  # drift leaves the reply limit out
+        assert backend.complete(changed).text == "the reply"
+    else:
+        with pytest.raises(ReplayMismatch, match="differs from the recorded one"):
+            backend.complete(changed)
+
+
+def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
+    """``Sent`` builds the request's JSON from remembered messages: byte for byte what
+    ``json.dumps`` gives for the whole, on generated messages, repeated and not."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["灯塔", "\n", '"', "\\", "a", " ", "\u2028", "😀", "<x>", "\t", "é"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(40)]
+    for _ in range(400):
+        messages = [{"role": rng.choice(["system", "user"]), "content": rng.choice(texts)}
+                    for _ in range(rng.randint(0, 4))]  # fmt: skip
+        if rng.random() < 0.2:
+            messages.append({"role": "user", "content": rng.choice(texts), "name": "Lan"})
+        params = rng.choice([{}, {"max_tokens": 9}, {"temperature": 0.5, "stop": ["\n"]},
+                             {"json_schema": {"b": [1, None], "a": "x"}, "stream": False}])
+        expected = json.dumps({"messages": messages, **params}, ensure_ascii=False)
+        assert Sent.made(messages, params).encoded == expected.encode("utf-8")
+    assert Sent.made([{"role": "user", "content": "\ud800"}], {}).encoded is None

@@ -6,7 +6,7 @@ holds the short labels the prompt builders put around card, persona, history and
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from string import Template
 
@@ -58,8 +58,10 @@ def label(lang: str, key: str, **values: object) -> str:
     return labels(lang)[key].format(**values)
 
 
+@cache
 def analysis_system(lang: str) -> str:
-    """The merged analysis system prompt: the shared analysis prefix, then both tasks."""
+    """The merged analysis system prompt: the shared analysis prefix, then both tasks (made
+    once per language, from templates read once)."""
     return template(lang, "analysis_prefix") + "\n\n" + template(lang, "analysis_system")
 
 
@@ -73,7 +75,14 @@ def catch_up_system(lang: str, rules: list[str] | None = None) -> str:
 
 
 def mvu_extract_system(lang: str, rules: list[str]) -> str:
-    """The mvu_extract system prompt, with the ``[mvu_update]`` rules when there are any."""
+    """The mvu_extract system prompt, with the ``[mvu_update]`` rules when there are any:
+    made once per language and rules (a card's rules are the same every turn, and filling
+    the templates for every turn's prompt was 0.3% of a replayed turn; #17, session seven)."""
+    return _mvu_extract_system(lang, tuple(rules))
+
+
+@lru_cache(maxsize=64)
+def _mvu_extract_system(lang: str, rules: tuple[str, ...]) -> str:
     kept = [r.strip() for r in rules if r.strip()]
     rules_text = fill(lang, "mvu_rules", rules="\n\n".join(kept)) if kept else ""
     body = fill(lang, "mvu_extract_system", rules=rules_text)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from narrative_cli.credentials import scrub_text, scrub_url
+from narrative_cli.dataclass_copy import replaced
 from narrative_cli.domain_chat import Message
 from narrative_cli.errors import (
     BackendError,
@@ -177,7 +178,7 @@ def with_agent_defaults(request: ChatRequest, agent: AgentSettings | None) -> Ch
             changes[name] = getattr(agent, name)
     if request.stop is None and agent.stop:
         changes["stop"] = list(agent.stop)
-    return replace(request, **changes) if changes else request
+    return replaced(request, **changes) if changes else request
 
 
 def attach_attempts(error: BackendError, attempts: int) -> BackendError:

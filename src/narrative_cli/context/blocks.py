@@ -49,8 +49,21 @@ def tagged(tag: str, text: str, *, stable: bool = False, name: str = "") -> Bloc
 
 
 def plain(name: str, text: str, *, stable: bool = False) -> Block:
-    """An untagged block of plain text (instructions, preset text)."""
-    return Block(name=name, text=text, stable=stable)
+    """An untagged block of plain text (instructions, preset text). Blocks are frozen, so the
+    same one is given for the same name, text and mark: most are fixed instructions, made for
+    every agent's prompt every turn (#17, session seven)."""
+    key = (name, text, stable)
+    block = _PLAIN.get(key)
+    if block is None:
+        block = Block(name=name, text=text, stable=stable)
+        if len(_PLAIN) >= _PLAIN_KEPT:
+            _PLAIN.clear()
+        _PLAIN[key] = block
+    return block
+
+
+_PLAIN: dict[tuple[str, str, bool], Block] = {}
+_PLAIN_KEPT = 512
 
 
 @dataclass(frozen=True)

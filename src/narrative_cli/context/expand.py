@@ -13,6 +13,7 @@ from typing import Any
 
 from narrative_cli.context.inputs import PromptInputs
 from narrative_cli.context.macros import MacroEnv, env_for, expand
+from narrative_cli.dataclass_copy import replaced
 from narrative_cli.domain import Card
 from narrative_cli.domain_chat import Preset, PresetPrompt
 
@@ -97,7 +98,7 @@ def apply_macros(inputs: PromptInputs) -> PromptInputs:
     env.outlets = outlets
     preset = _expand_preset(inputs.preset, env) if inputs.preset_mode == "split" else None
     split = split_preset(preset, inputs.preset_mode, inputs.card)
-    return replace(
+    return replaced(
         inputs,
         outlets=outlets,
         preset=preset,
@@ -130,7 +131,7 @@ def _expand_card(card: Card, env: MacroEnv, split: PresetText) -> Card:
     depth = extensions.get("depth_prompt")
     if isinstance(depth, dict) and isinstance(depth.get("prompt"), str):
         extensions["depth_prompt"] = {**depth, "prompt": expand(depth["prompt"], env)}
-    return replace(
+    return replaced(
         card,
         description=expand(card.description, env),
         personality=expand(card.personality, env),

@@ -101,6 +101,32 @@ def expand(text: str, env: MacroEnv) -> str:
     """``text`` with every known macro replaced; unknown ones stay as written."""
     if not text or not any(mark in text for mark in ("{{", "<", "\\")):
         return text
+    named = _names_only(text, env)
+    if named is not None:
+        return named
+    return _expand_all(text, env)
+
+
+# A text whose only macros are {{char}} and {{user}}, written plainly: no other "{{" or "}}"
+# (a brace alone is fine), no backslash escape, none of the marks expand uses inside.
+# (Possessive: each piece is read one way only, so a run of plain text is read at once.)
+_NAMES_ONLY = re.compile(r"(?:[^{}\\\x00-\x02]++|\{(?!\{)|\}(?!\})|\{\{(?:char|user)\}\})*+")
+_PLAIN_NAME = re.compile(r"[^{}\\\x00-\x02]*")
+
+
+def _names_only(text: str, env: MacroEnv) -> str | None:
+    """``text`` with its names put in, when {{char}} and {{user}} are its only macros (most of a
+    card's fields): the same as the full expansion, without a pass per macro (a card's fields
+    are expanded for every turn; #17, session seven). None: use the full expansion."""
+    if not _NAMES_ONLY.fullmatch(text) or ("<" in text and _LEGACY.search(text)):
+        return None
+    if not (_PLAIN_NAME.fullmatch(env.char) and _PLAIN_NAME.fullmatch(env.user)):
+        return None
+    return text.replace("{{char}}", env.char).replace("{{user}}", env.user)
+
+
+def _expand_all(text: str, env: MacroEnv) -> str:
+    """``expand`` without the short cut: legacy names, escapes, every macro, trims."""
     text = text.replace("\\{", _OPEN_ESC).replace("\\}", _CLOSE_ESC)
     text = _LEGACY.sub(_legacy_name, text)
     result = _expand(text, _Run(env, text))

@@ -86,6 +86,8 @@ def _common(old: Sequence[object], new: Sequence[object]) -> int:
     """How many first items of ``old`` and ``new`` are the same (equal counts: equal items
     make equal documents)."""
     length = min(len(old), len(new))
+    if old[:length] == new[:length]:  # the usual case (the next turn's lists), all in C
+        return length
     bulk = max(length - _TAIL, 0)
     at = bulk if old[:bulk] == new[:bulk] else 0
     while at < length and (old[at] is new[at] or old[at] == new[at]):

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -30,6 +30,7 @@ from narrative_cli.context.inputs import (
     effective_preset_mode,
 )
 from narrative_cli.context.window import window_first
+from narrative_cli.dataclass_copy import replaced
 from narrative_cli.domain import LoreEntry
 from narrative_cli.group.scene_state import SceneState
 from narrative_cli.lore.engine import ActivationResult, RoutedLore, TimedEffects
@@ -211,7 +212,7 @@ class TurnState:
         (``base``: other inputs than the turn's, as a group scene's writer has)."""
         base = base or self.base_inputs
         assert base is not None, "lore stage first"
-        return replace(
+        return replaced(  # a copy per agent's prompt: dataclasses.replace was 1.2% of a turn
             base,
             plan=self.plan,
             tool_results_text="\n".join(r.text for r in self.tool_results if r.kind != "warning"),

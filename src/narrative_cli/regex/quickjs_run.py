@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from narrative_cli.regex.delimited import run_here
 from narrative_cli.regex.patterns import LOCAL_PATTERN_CHARS, pattern_errors_here
 from narrative_cli.tools.sandbox import run_code
 
@@ -127,6 +128,9 @@ def run_scripts(
     """``text`` after ``scripts`` in order, by JavaScript; never raises."""
     if not scripts or not text:
         return JsOutcome(text)
+    done = run_here(text, scripts)  # a delimited block's scripts: the same, without a call
+    if done is not None:
+        return JsOutcome(done)
     batch = _call(text, scripts, time_limit * len(scripts))
     if batch is not None:
         return batch
@@ -150,7 +154,18 @@ def _call(text: str, scripts: list[JsScript], time_limit: float) -> JsOutcome | 
 
 def run_many(jobs: list[tuple[str, list[JsScript]]]) -> list[JsOutcome] | None:
     """Several texts, each with its scripts, in one call; None when the call ran out of time
-    or failed (the caller then runs each text with ``run_scripts``, which names a runaway)."""
+    or failed (the caller then runs each text with ``run_scripts``, which names a runaway).
+    Texts whose scripts all have the delimited shape (``regex.delimited``) are done here."""
+    here = [run_here(text, chosen) if text else text for text, chosen in jobs]
+    rest = [job for job, done in zip(jobs, here, strict=True) if done is None]
+    sent = _run_many(rest) if rest else []
+    if sent is None:
+        return None
+    outcomes = iter(sent)
+    return [JsOutcome(done) if done is not None else next(outcomes) for done in here]
+
+
+def _run_many(jobs: list[tuple[str, list[JsScript]]]) -> list[JsOutcome] | None:
     scripts: list[JsScript] = []
     index: dict[JsScript, int] = {}
     shaped = []

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from narrative_cli.errors import EXIT_FAILURE, EXIT_OK
 from narrative_cli.held import check_target
 from narrative_cli.play.options import PlayOptions
+from narrative_cli.replay.collector import replay_pace
 from narrative_cli.replay.diff import ReportDiff, diff_reports
 from narrative_cli.replay.logs import ReplayLog, read_logs
 from narrative_cli.replay.report import build_report, load_prices, read_report, write_report
@@ -58,11 +59,12 @@ def run_replay(request: ReplayRequest, view: ReplayView) -> int:
     prices = load_prices(request.prices) if request.prices else None
     if request.report:  # refuse a bad --report before the replay, not after it
         check_target(request.report, force=request.force, kind="report")
-    logs = read_logs(request.logs)
-    options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
-    with view.progress(logs) as progress:
-        run = replay_logs(logs, options, progress)
-    report = build_report(run, prices)
+    with replay_pace():  # the collector's passes: fewer, and not over the set-up objects
+        logs = read_logs(request.logs)
+        options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
+        with view.progress(logs) as progress:
+            run = replay_logs(logs, options, progress)
+        report = build_report(run, prices)
     if request.report:
         write_report(report, request.report, force=request.force)
     view.summary(report)

@@ -58,9 +58,11 @@ class RecordedCall:
     latency_ms: float
     error: str | None
     speaker: str = ""  # a group scene's writing call: the member it wrote for
+    # the line's request is, byte for byte, the JSON of the request being replayed (``Sent``)
+    same_request: bool = field(default=False, compare=False)
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> RecordedCall:
+    def from_json(cls, data: Any, where: str, same_request: bool = False) -> RecordedCall:
         """A call from its JSON object; BadInput names the file and line when it is not one."""
         if not isinstance(data, dict):
             raise BadInput(f"{where}: not a trace call object")
@@ -76,6 +78,7 @@ class RecordedCall:
                 latency_ms=float(data.get("latency_ms") or 0.0),
                 error=None if data.get("error") is None else str(data["error"]),
                 speaker=str(data.get("speaker") or ""),
+                same_request=same_request,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInput(f"{where}: not a trace call ({type(exc).__name__}: {exc})") from None
@@ -98,6 +101,58 @@ class RecordedCall:
 
 
 @dataclass(frozen=True)
+class Sent:
+    """The request a replay is about to send: its messages as dicts, its parameters, and
+    ``{"messages": …, **params}`` as the trace writes it (UTF-8 JSON, ``ensure_ascii`` off;
+    None when JSON cannot encode it). The model is left out: a replay may send none and take
+    the recorded one, and drift never compares it."""
+
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    encoded: bytes | None
+
+    @classmethod
+    def of(cls, request: ChatRequest) -> Sent:
+        return cls.made([m.to_dict() for m in request.messages], request_params(request))
+
+    @classmethod
+    def made(cls, messages: list[dict[str, str]], params: dict[str, Any]) -> Sent:
+        try:
+            listed = b"[" + b", ".join(_message_json(m) for m in messages) + b"]"
+            rest = _ENCODER.encode(params).encode("utf-8")[1:]  # '"p": 1, …}'
+            encoded: bytes | None = b'{"messages": ' + listed + (b", " + rest if params else b"}")
+        except (UnicodeEncodeError, ValueError, TypeError):
+            encoded = None
+        return cls(messages, params, encoded)
+
+
+# A message's JSON by its keys and texts: most of an agent's messages (its system message, the
+# stable head, the older turns of the writer's chat) are the same turn to turn, and encoding
+# them again was 2% of a replayed turn (#17, session seven). Hashing a text is several times
+# cheaper than encoding it. The least recently used go first (a turn sends 20-30 messages).
+_MESSAGES: dict[tuple[tuple[str, object], ...], bytes] = {}
+_MESSAGES_KEPT = 128
+_MESSAGES_LOCK = threading.Lock()
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
+
+
+def _message_json(message: dict[str, str]) -> bytes:
+    """``json.dumps(message, ensure_ascii=False)`` in UTF-8, remembered for string values."""
+    key = tuple(message.items())
+    if not all(type(value) is str for _, value in key):
+        return _ENCODER.encode(message).encode("utf-8")
+    with _MESSAGES_LOCK:  # replays of several logs run in threads
+        known = _MESSAGES.pop(key, None)
+    if known is None:
+        known = _ENCODER.encode(message).encode("utf-8")
+    with _MESSAGES_LOCK:
+        if len(_MESSAGES) >= _MESSAGES_KEPT:
+            del _MESSAGES[next(iter(_MESSAGES))]
+        _MESSAGES[key] = known  # (again) the newest
+    return known
+
+
+@dataclass(frozen=True)
 class CallRef:
     """Where one call's line is, and what picking a call needs to know about it."""
 
@@ -108,26 +163,62 @@ class CallRef:
     attempt: int
     speaker: str = ""
 
-    def read(
-        self, reader: TraceReader | None = None, messages: list[dict[str, str]] | None = None
-    ) -> RecordedCall:
+    def read(self, reader: TraceReader | None = None, sent: Sent | None = None) -> RecordedCall:
         """The call itself, read from its file (through ``reader``, which keeps it open).
 
-        ``messages``: the messages a replay is about to send. When the line holds exactly
-        these (their JSON, byte for byte, as the trace wrote them), the rest of the line is
-        decoded without them and the call's request takes these very objects: decoding every
-        recorded prompt was 4% of a replayed turn (#17, session five). Anything else (a
-        scrubbed key, another prompt) decodes the whole line, and the replay compares as
-        before."""
+        ``sent``: the request a replay is about to send. When the line's request is its JSON
+        byte for byte (``_same_request``), the request is not decoded at all and the call is
+        marked ``same_request``: the replay need not compare it (#17, session seven: decoding
+        the parameters and comparing them was 3% of a replayed turn). When only the messages
+        are (a parameter differs), the rest of the line is decoded without them
+        (``_without_messages``: decoding every recorded prompt was 4% of a replayed turn,
+        #17, session five). Anything else (a scrubbed key, another prompt) decodes the whole
+        line, and the replay compares as before."""
         where = f"--responses {self.file}: line {self.line}"
         try:
             raw = (reader or TraceReader()).line(self.file, self.offset)
-            data = _without_messages(raw, messages) if messages is not None else None
+            if sent is not None:
+                same = _same_request(raw, sent)
+                if same is not None:
+                    return RecordedCall.from_json(same, where, same_request=True)
+            data = _without_messages(raw, sent.messages) if sent is not None else None
             if data is None:
                 data = json.loads(raw.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise BadInput(f"{where}: cannot read it again ({exc})") from None
         return RecordedCall.from_json(data, where)
+
+
+_MODEL_HEAD, _MESSAGES_KEY = b', "request": {"model": ', b', "messages": '
+
+
+def _same_request(raw: bytes, sent: Sent) -> dict[str, Any] | None:
+    """The line's object, its request rebuilt from ``sent`` and the recorded model, when the
+    line's request is ``{"model": M`` followed by ``sent.encoded`` without its ``{``, byte for
+    byte; else None. Equal JSON text is an equal value, so such a request is the one being
+    sent (its model aside, which drift never compares). The line is laid out as the trace
+    writes it (``pipeline.trace``): the request after the attempt, the response after the
+    request. A quote inside a JSON string is always escaped, so ``, "`` never occurs in one:
+    the first model head is the request's, the model's end is the first messages key after
+    it, and the last response key is the top level's."""
+    if sent.encoded is None:
+        return None
+    head = raw.find(_MODEL_HEAD)
+    if head < 0:
+        return None
+    key = raw.find(_MESSAGES_KEY, head + len(_MODEL_HEAD))
+    end = raw.rfind(_RESPONSE)
+    body = sent.encoded[1:]  # '"messages": [...], ...}'
+    begin = key + 2  # the messages key's quote
+    if key < 0 or begin + len(body) != end or raw[begin:end] != body:
+        return None
+    model = json.loads(raw[head + len(_MODEL_HEAD) : key])
+    rest = json.loads(raw[:head] + b', "request": {}' + raw[end:])
+    if not isinstance(model, str) or not isinstance(rest, dict) or rest.get("request") != {}:
+        return None
+    rest["request"] = {"model": model, "messages": sent.messages, **sent.params}
+    found: dict[str, Any] = rest
+    return found
 
 
 def _without_messages(raw: bytes, messages: list[dict[str, str]]) -> dict[str, Any] | None:
@@ -159,6 +250,9 @@ def _without_messages(raw: bytes, messages: list[dict[str, str]]) -> dict[str, A
     return found
 
 
+_READ_BUFFER = 1 << 18  # a call's line is about 30 KB: read in one go, not 8 KB at a time
+
+
 class TraceReader:
     """Reads lines of a trace file, keeping the last file open: a replay reads its calls one
     after another from one file, and opening it for each call was 1.5% of a replayed turn
@@ -174,7 +268,7 @@ class TraceReader:
         with self._lock:
             if self._handle is None or self._path != path:
                 self._close()
-                self._handle, self._path = path.open("rb"), path
+                self._handle, self._path = path.open("rb", buffering=_READ_BUFFER), path
             try:
                 self._handle.seek(offset)
                 return self._handle.readline()
@@ -203,12 +297,12 @@ class SessionCalls:
     )
 
     def pick(
-        self, turn: int, agent: str, index: int, messages: list[dict[str, str]] | None = None
+        self, turn: int, agent: str, index: int, sent: Sent | None = None
     ) -> RecordedCall | None:
-        """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based); ``messages``:
-        see ``CallRef.read``."""
+        """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based); ``sent``: see
+        ``CallRef.read``."""
         found = [call for call in self.turns.get(turn, []) if call.agent == agent]
-        return found[index].read(self.reader, messages) if index < len(found) else None
+        return found[index].read(self.reader, sent) if index < len(found) else None
 
     def agents(self, turn: int) -> list[str]:
         """The agents recorded for ``turn``, in order, each once."""
@@ -396,11 +490,11 @@ class RecordedBackend:
             turn, key = self.turn, (self.turn, request.agent)
             index = self._used[key]
             self._used[key] += 1
-        messages = [m.to_dict() for m in request.messages]  # made once: read and compared
-        call = self.calls.pick(turn, request.agent, index, messages)
+        sent = Sent.of(request)  # its messages made once: read and compared
+        call = self.calls.pick(turn, request.agent, index, sent)
         if call is None:
             raise self._missing(turn, request.agent, index)
-        drift = _drift(call, request, messages)
+        drift = None if call.same_request else _drift(call, request, sent.messages)
         if drift is not None:
             raise ReplayMismatch(
                 f"{self.log}: turn {turn}, {request.agent} (attempt {call.attempt}): the prompt "

@@ -33,6 +33,12 @@ class RecordedLimits(BackendSet):
     """A BackendSet whose context windows are the recorded ones (``*``: any other agent)."""
 
     limits: dict[str, int | None] = field(default_factory=dict)
+    # what ``get`` gave each agent: the settings, the limits and the opened backends do not
+    # change while the set is open, and working it out again (the agent's settings made anew,
+    # twice a call) was 2% of a replayed turn (#17, session seven)
+    _got: dict[str, tuple[Backend, AgentSettings]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def context_limit(self, agent: str) -> int | None:
         """The window the recording fitted ``agent``'s prompts to."""
@@ -50,12 +56,23 @@ class RecordedLimits(BackendSet):
 
     def get(self, agent: str) -> tuple[Backend, AgentSettings]:
         """The agent's backend, with the reply limit the recording used (``max_tokens:…``)."""
+        known = self._got.get(agent)
+        if known is None:
+            known = self._got[agent] = self._get(agent)
+        return known
+
+    def _get(self, agent: str) -> tuple[Backend, AgentSettings]:
         backend, agent_settings = super().get(agent)
         for key in (agent, agent.split(":", 1)[0], "*"):
             if f"max_tokens:{key}" in self.limits:
                 noted = self.limits[f"max_tokens:{key}"]
                 return backend, replace(agent_settings, max_tokens=noted)
         return backend, agent_settings
+
+    def close(self) -> None:
+        """Close the opened backends; a later ``get`` opens them again."""
+        self._got.clear()
+        super().close()
 
 
 def context_limits(settings: Settings) -> dict[str, int | None]:
