@@ -62,7 +62,7 @@ def run_replay(request: ReplayRequest, view: ReplayView) -> int:
     options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
     with view.progress(logs) as progress:
         run = replay_logs(logs, options, progress)
-    report = build_report(run, prices)
+    report = build_report(run, prices, turns=bool(request.report))  # the screen needs none
     if request.report:
         write_report(report, request.report, force=request.force)
     view.summary(report)
