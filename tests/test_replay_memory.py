@@ -107,3 +107,33 @@ def test_the_compact_index_files_calls_as_the_plain_one_did(tmp_path: Path) -> N
     second = calls.pick(1, "tool:log", 1)
     assert second is not None and second.attempt == 2 and calls.pick(1, "tool:log", 2) is None
     assert calls.agents(1) == ["planning", "writing", "tool:log"] and calls.agents(9) == []
+
+
+def test_the_scrub_memory_keeps_recent_texts_and_forgets_old_ones() -> None:
+    """Texts scrubbed again and again (a record's keys and lore) stay remembered; a text
+    scrubbed once is forgotten two generations on, so the memory holds at most two
+    generations of texts, not every text of the last thousand turns. Every answer is the
+    one scrubbing afresh gives, and a key read later is scrubbed from remembered texts of
+    either generation."""
+    from narrative_cli import credentials
+    from narrative_cli.credentials import remember, scrub_text
+
+    def fresh(text: str) -> str:  # given secrets: never remembered, always scrubbed anew
+        return scrub_text(text, ["\x00not in any text\x00"])
+
+    kept = credentials._SCRUBBED_KEPT
+    hot = "Bearer abcdef1234567890 rings the bell"
+    old = "the lamp key is kx-7781-lantern-oil"
+    assert scrub_text(old) == fresh(old) == old
+    for number in range(3 * kept):
+        text = f"turn {number}: the fog lifts (api_key=k{number}x)"
+        assert scrub_text(text) == fresh(text)
+        if number % 50 == 0:
+            assert scrub_text(hot) == fresh(hot) == "Bearer *** rings the bell"
+        if number == kept - 2:
+            assert scrub_text(old) == old  # asked again: kept into the next generation
+    held = {**credentials._scrubbed_before, **credentials._scrubbed}
+    assert len(credentials._scrubbed) <= kept and len(credentials._scrubbed_before) <= kept
+    assert hot in held and "turn 0: the fog lifts (api_key=k0x)" not in held
+    remember("kx-7781-lantern-oil")
+    assert scrub_text(old) == "the lamp key is ***" == fresh(old)
