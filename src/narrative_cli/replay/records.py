@@ -54,9 +54,7 @@ class StoredRecords(Sequence[TurnRecord]):
     def __iter__(self) -> Iterator[TurnRecord]:
         with SessionStore(self.path) as store:  # one connection for every batch
             for first in range(1, self.turns + 1, BATCH):
-                last = min(first + BATCH - 1, self.turns)
-                batch = [TurnRecord.read(r) for r in store.records(self.session_id, first, last)]
-                yield from batch
+                yield from self._read(first, min(first + BATCH - 1, self.turns), store)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence):
@@ -68,7 +66,9 @@ class StoredRecords(Sequence[TurnRecord]):
     def __repr__(self) -> str:
         return f"StoredRecords({str(self.path)!r}, session {self.session_id}, {self.turns} turns)"
 
-    def _read(self, first: int, last: int) -> list[TurnRecord]:
-        with SessionStore(self.path) as store:
-            found = store.records(self.session_id, first, last)
+    def _read(self, first: int, last: int, store: SessionStore | None = None) -> list[TurnRecord]:
+        if store is None:
+            with SessionStore(self.path) as opened:
+                return self._read(first, last, opened)
+        found = store.records(self.session_id, first, last)
         return [TurnRecord.read(record) for record in found]
