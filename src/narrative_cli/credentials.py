@@ -81,7 +81,13 @@ _known: set[str] = set()
 _known_lock = threading.Lock()
 _longest_first: list[str] = []  # _known, longest first (a longer secret may hold a shorter)
 _scrubbed: dict[str, str] = {}  # text -> scrub_text(text), for the secrets known now
-_SCRUBBED_KEPT = 4096
+# The generation before: when ``_scrubbed`` is full it becomes this one (and the one before
+# goes), and a text found here moves back. A turn's texts asked again next turn stay; one
+# asked once is forgotten two generations on. Cleared when full (4,096 texts, up to 2,000
+# characters each), the memory held every text of the last thousand turns (#17: 0.5 MB at
+# 2,000 replayed turns of short story texts, several MB with long ones).
+_scrubbed_before: dict[str, str] = {}
+_SCRUBBED_KEPT = 1024  # texts per generation
 _SCRUBBED_LENGTH = 2048  # longer texts (prompts, stories) are seldom scrubbed twice
 
 
@@ -108,6 +114,7 @@ def remember(value: str | None) -> None:
                 _known.add(value)
                 _longest_first[:] = sorted(_known, key=len, reverse=True)
                 _scrubbed.clear()  # texts scrubbed before may hold it
+                _scrubbed_before.clear()
 
 
 def remember_url(url: str | None) -> None:
@@ -149,11 +156,15 @@ def scrub_text(text: str, secrets: Iterable[str | None] = ()) -> str:
     with _known_lock:
         known = list(_longest_first)
         generation = len(_known)
-    result = _scrub(text, [*known, *given])
+        result = _scrubbed_before.get(text) if remembered else None
+    if result is None:
+        result = _scrub(text, [*known, *given])
     if remembered:
         with _known_lock:
             if generation == len(_known):  # no secret remembered meanwhile
                 if len(_scrubbed) >= _SCRUBBED_KEPT:
+                    _scrubbed_before.clear()
+                    _scrubbed_before.update(_scrubbed)
                     _scrubbed.clear()
                 _scrubbed[text] = result
     return result

@@ -77,7 +77,9 @@ class StoryDocuments:
 # with the very objects of the last one, so only its new turn and lines are made into
 # documents (issue #17 item 4: the search's cost stays flat however long the story).
 _LAST: list[StoryDocuments] = []
-_KEEP = 8
+# Each holds lists as long as the story (2,000 turns: ~250 KB); a replay's turn finds the last
+# one, a few logs replayed at once (--jobs) their own among these (8 held 1 MB more; #17).
+_KEEP = 4
 _LOCK = threading.Lock()
 _TAIL = 64  # the newest items compared one by one; the rest in one list comparison (C)
 

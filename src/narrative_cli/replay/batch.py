@@ -59,12 +59,12 @@ def run_replay(request: ReplayRequest, view: ReplayView) -> int:
     prices = load_prices(request.prices) if request.prices else None
     if request.report:  # refuse a bad --report before the replay, not after it
         check_target(request.report, force=request.force, kind="report")
-    with replay_pace():  # the collector's passes: fewer, and not over the set-up objects
+    with replay_pace():  # the collector's passes skip the objects made before the run
         logs = read_logs(request.logs)
         options = ReplayOptions(request.options, request.responses, request.jobs, request.rpm)
         with view.progress(logs) as progress:
             run = replay_logs(logs, options, progress)
-        report = build_report(run, prices)
+        report = build_report(run, prices, turns=bool(request.report))  # the screen needs none
     if request.report:
         write_report(report, request.report, force=request.force)
     view.summary(report)

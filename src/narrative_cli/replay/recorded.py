@@ -13,8 +13,9 @@ differing message and block (``replay.drift``). A recorded call that failed fail
 its recorded error, so a replay takes the same path as the run it repeats.
 
 Loading indexes the files (where each call's line starts, and its session, turn, agent and
-attempt); a call's request and response are read from disk when the replay reaches it, so a
-replay of thousands of turns holds the index only, not the trace.
+attempt: ``replay.call_index``, compact arrays); a call's request and response are read from
+disk when the replay reaches it, so a replay of thousands of turns holds the index only, not
+the trace.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
 from narrative_cli.held import check_target
 from narrative_cli.pipeline.trace import request_params
+from narrative_cli.replay.call_index import CallIndex
 from narrative_cli.replay.drift import Drift, first_difference
 
 CALLS_FILE = "calls.jsonl"
@@ -288,13 +290,18 @@ class TraceReader:
 
 @dataclass
 class SessionCalls:
-    """The recorded calls of one session (one log), turn by turn."""
+    """The recorded calls of one session (one log), turn by turn (``turns``: a ``CallIndex``,
+    compact arrays; a plain ``{turn: [CallRef, ...]}`` given here is made into one)."""
 
     session: str
-    turns: dict[int, list[CallRef]] = field(default_factory=dict)
+    turns: CallIndex[CallRef] = field(default_factory=lambda: CallIndex(CallRef))
     reader: TraceReader = field(
         default_factory=lambda: TraceReader(keep=True), repr=False, compare=False
     )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.turns, CallIndex):
+            self.turns = CallIndex(CallRef, self.turns)
 
     def pick(
         self, turn: int, agent: str, index: int, sent: Sent | None = None
@@ -456,12 +463,7 @@ def _add(sessions: dict[str, SessionCalls], session: str, turn: int, ref: CallRe
     calls = sessions.get(session)
     if calls is None:  # not made for every line (setdefault makes its default each time)
         calls = sessions[session] = SessionCalls(session)
-    group = calls.turns.setdefault(turn, [])
-    if ref.agent in ONCE_PER_TURN and any(
-        (c.agent, c.attempt, c.speaker) == (ref.agent, ref.attempt, ref.speaker) for c in group
-    ):
-        group = calls.turns[turn] = []  # the turn was played again
-    group.append(ref)
+    calls.turns.add(turn, ref, once_per_turn=ref.agent in ONCE_PER_TURN)
 
 
 class RecordedBackend:

@@ -50,9 +50,14 @@ USAGE_KEYS = (
 Prices = Mapping[str, Price]
 
 
-def build_report(run: ReplayRun, prices: Prices | None = None) -> dict[str, Any]:
-    """The report of a replay run (see the module doc for its keys)."""
-    logs = [log_report(outcome, prices) for outcome in run.outcomes]
+def build_report(
+    run: ReplayRun, prices: Prices | None = None, *, turns: bool = True
+) -> dict[str, Any]:
+    """The report of a replay run (see the module doc for its keys). ``turns=False``: each
+    log without its ``turns`` list, the rest the same (totals included): what the summary on
+    screen reads when no ``--report`` file is written. A 2,000-turn log's turn entries held
+    4 MB at the end of its replay, only to be dropped (#17, session seven)."""
+    logs = [log_report(outcome, prices, turns=turns) for outcome in run.outcomes]
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
@@ -66,18 +71,23 @@ def build_report(run: ReplayRun, prices: Prices | None = None) -> dict[str, Any]
     }
 
 
-def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, Any]:
-    """One log: status, totals, per-agent usage, turns and final state."""
-    turns: list[dict[str, Any]] = []
+def log_report(
+    outcome: LogOutcome, prices: Prices | None = None, *, turns: bool = True
+) -> dict[str, Any]:
+    """One log: status, totals, per-agent usage, turns (unless ``turns=False``: see
+    ``build_report``) and final state."""
+    entries: list[dict[str, Any]] = []
     agents: dict[str, AgentUsage] = {}  # one pass: the records are read from the store as it goes
+    summed = _TurnTotals()
     for record in outcome.records:
-        turns.append(turn_report(record, prices))
+        entry = turn_report(record, prices)
+        summed.add(entry)
+        if turns:
+            entries.append(entry)
         _add_usage(agents, record)
-    totals = _sum(turns, (*USAGE_KEYS, "parse_failures"))
-    totals["rejected_events"] = sum(len(t["rejected_events"]) for t in turns)
-    totals["warnings"] = sum(len(t["warnings"]) for t in turns)
+    totals = summed.totals()
     totals["cost"] = estimate_cost(agents, prices) if prices else None
-    return {
+    report = {
         "log": outcome.log.path,
         "label": outcome.log.label,
         "kind": outcome.log.kind,
@@ -88,15 +98,43 @@ def log_report(outcome: LogOutcome, prices: Prices | None = None) -> dict[str, A
         "session_id": outcome.session_id,
         "seed": outcome.seed,
         "turns_total": len(outcome.log.turns),
-        "turns_done": len(turns),
+        "turns_done": summed.count,
         "played_now": outcome.played,
         "seconds": round(outcome.seconds, 3),
         "log_warnings": list(outcome.log.warnings),
         "totals": totals,
         "agents": {name: usage.to_dict() for name, usage in agents.items()},
-        "turns": turns,
+        "turns": entries,
         "final_state": final_state(outcome.final),
     }
+    if not turns:
+        del report["turns"]
+    return report
+
+
+class _TurnTotals:
+    """A log's totals, added up turn entry by turn entry as they are made (in turn order, as
+    a sum over the list of entries adds them), so the entries need not be kept."""
+
+    KEYS = (*USAGE_KEYS, "parse_failures")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.sums: dict[str, Any] = dict.fromkeys(self.KEYS, 0)
+        self.rejected = self.warnings = 0
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        self.count += 1
+        for key in self.KEYS:
+            self.sums[key] += entry.get(key) or 0
+        self.rejected += len(entry["rejected_events"])
+        self.warnings += len(entry["warnings"])
+
+    def totals(self) -> dict[str, Any]:
+        found = {key: _rounded(value) for key, value in self.sums.items()}
+        found["rejected_events"] = self.rejected
+        found["warnings"] = self.warnings
+        return found
 
 
 def turn_report(record: TurnRecord, prices: Prices | None = None) -> dict[str, Any]:
