@@ -360,6 +360,13 @@ def test_an_event_record_changed_after_to_dict_gave_it_does_not_change_the_recor
         lambda d: d["time"].update(hour=9),
         lambda d: d["notes"].append("later"),
         lambda d: d.update(d.pop("type") and {"type": "move"}),  # same content, new key order
+        lambda d: d["time"].__setitem__("hour", 9),
+        lambda d: d["time"].pop("minute"),
+        lambda d: d["time"].__ior__({"day": 3}),
+        lambda d: d["notes"].__iadd__(["later"]),
+        lambda d: d["notes"].__setitem__(0, "m"),
+        lambda d: d["notes"].insert(0, "first"),
+        lambda d: d["notes"].clear(),
     ],
 )
 def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
@@ -377,6 +384,29 @@ def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
     change(given)
     assert given.known_json() is None and record.to_dict() is not given
     assert EventRecord.from_dict(given) is not record
+
+
+def test_a_copied_event_record_s_object_is_not_the_record_s() -> None:
+    """#17 session seven: the ``time`` and ``notes`` tell their object when they change; a
+    copy of the object or of its parts (copy, deepcopy, pickle) is nobody's, and changing one
+    leaves the original the record's."""
+    import copy
+    import pickle
+
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), "", ("n",), turn=4)
+    given = record.to_dict()
+    for copied in (copy.copy(given), copy.deepcopy(given), pickle.loads(pickle.dumps(given))):
+        assert copied == given and copied.known_json() is None
+        assert EventRecord.from_dict(copied) == record and EventRecord.from_dict(copied) is not record
+    time, notes = copy.deepcopy(given["time"]), pickle.loads(pickle.dumps(given["notes"]))
+    time["hour"], notes[0] = 7, "m"
+    assert record.to_dict() is given and given.known_json() == record.json_bytes()
+    held = given["time"]
+    held["hour"] = 8  # the object's own time, however it is reached
+    assert given.known_json() is None and record.to_dict() is not given
+    assert record.to_dict()["time"]["hour"] == 3
 
 
 def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_turn() -> None:
