@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import compress as chosen
 from typing import Any
 
 from narrative_cli.errors import StoreError
@@ -118,6 +119,8 @@ class _ListMemo:
     closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
     open_start: int
     values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
+    # every chunk of the list, by its items' JSON: (chunk JSON, digest)
+    chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -158,6 +161,8 @@ def _pack(
     again: encoding each level's whole subtree anew made a snapshot's small nested values
     (the variables, the game state) be encoded once per level of depth."""
     if isinstance(value, dict):
+        if not _holds_long_list(value):
+            return _plain_dict(value, blobs)
         children: dict[str, dict[str, Any]] = {}
         parts: list[bytes] | None = []
         for key, item in value.items():
@@ -184,6 +189,52 @@ def _pack(
         chunks = _list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
     return _inline_or_blob(value, dumps(value), blobs)
+
+
+def _holds_long_list(value: dict[Any, Any] | list[Any]) -> bool:
+    """Whether a list of more than ``CHUNK_ITEMS`` items is anywhere inside ``value`` (the one
+    thing that packs a dict otherwise than by the sizes of its JSON and its children's); a
+    value too deep to look through counts as holding one."""
+    try:
+        return _long_list_inside(value)
+    except RecursionError:
+        return True
+
+
+def _long_list_inside(value: dict[Any, Any] | list[Any]) -> bool:
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, dict):
+            if _long_list_inside(item):
+                return True
+        elif isinstance(item, list) and (len(item) > CHUNK_ITEMS or _long_list_inside(item)):
+            return True
+    return False
+
+
+def _plain_dict(
+    value: dict[Any, Any], blobs: dict[bytes, bytes]
+) -> tuple[dict[str, Any], bytes | None]:
+    """``_pack`` of a dict without long lists inside, from the top down (#17, session seven):
+    its JSON first, in one C call, which is the node when it is small enough to be inline;
+    then, if not, its children's, to learn whether it is one blob (every child inline) or a
+    ``{"d": …}``. The node is the one packing it from its leaves up gives (the JSON of a dict
+    is its children's joined), without a Python call for each of its leaves: the MVU schema
+    and variables were most of a snapshot's 120 nodes."""
+    data = dumps(value)
+    if len(data) <= INLINE_LIMIT:
+        return {"v": value}, data
+    children: dict[str, dict[str, Any]] = {}
+    inline = True
+    for key, item in value.items():
+        if isinstance(item, dict):
+            child, _ = _plain_dict(item, blobs)
+        else:
+            child, _ = _inline_or_blob(item, dumps(item), blobs)
+        children[_key(key)] = child
+        inline = inline and "v" in child
+    if inline:
+        return {"b": _store(data, blobs)}, None
+    return {"d": children}, None
 
 
 def _inline_or_blob(
@@ -233,18 +284,40 @@ def _list_chunks(
         closed, start = list(memo.closed), memo.open_start
     else:  # not the last list with items appended (a log that drops its oldest): cut anew
         closed, start = [], 0
+    known = memo.chunks if memo is not None else {}
+    made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
     tail: list[tuple[bytes, bytes]] = []
-    for end, chunk in _cuts(items, start):
-        if end < len(items) or _is_cut(items[end - 1], end - start):
-            closed.append((chunk, digest(chunk)))
+    for begin, end, cut in _cuts(items, start):
+        chunk = _chunk(items, begin, end, known, made)
+        if cut:
+            closed.append(chunk)
             start = end
         else:  # the last chunk, still open: the next items may join it
-            tail.append((chunk, digest(chunk)))
+            tail.append(chunk)
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    _LISTS[path] = _ListMemo(data, items, closed, start, shared)
+    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made)
     return closed + tail
+
+
+def _chunk(
+    items: list[bytes],
+    begin: int,
+    end: int,
+    known: dict[tuple[bytes, ...], tuple[bytes, bytes]],
+    made: dict[tuple[bytes, ...], tuple[bytes, bytes]],
+) -> tuple[bytes, bytes]:
+    """The JSON and digest of the chunk ``items[begin:end]``: those of the last list's chunk
+    of the same items when it had one (a log that drops its oldest record keeps all its
+    chunks but the first and the last: #17, session seven), else made now."""
+    key = tuple(items[begin:end])
+    found = known.get(key)
+    if found is None:
+        data = b"[" + b",".join(key) + b"]"
+        found = (data, digest(data))
+    made[key] = found
+    return found
 
 
 def _item_json(item: Any) -> bytes:
@@ -265,26 +338,44 @@ def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
     return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
 
 
-def _is_cut(item: bytes, size: int) -> bool:
-    """Whether a chunk ends after ``item``, the ``size``-th item of its chunk."""
-    return zlib.crc32(item) % CHUNK_ITEMS == 0 or size >= CHUNK_MAX_ITEMS
-
-
-def _cuts(items: list[bytes], start: int) -> list[tuple[int, bytes]]:
+def _cuts(items: list[bytes], start: int) -> list[tuple[int, int, bool]]:
     """``items[start:]`` cut where an item's own hash says so, so cuts move with the items:
-    (end index, chunk JSON) for each chunk, the last one possibly still open.
+    (first index, end index, whether it is closed) for each chunk; the last one may be open.
 
-    Appending touches only the last chunk; dropping items from the front (a log that keeps
-    its last N entries) touches only the first one.
-    """
-    chunks: list[tuple[int, bytes]] = []
-    for index in range(start, len(items)):
-        if _is_cut(items[index], index + 1 - start):
-            chunks.append((index + 1, b"[" + b",".join(items[start : index + 1]) + b"]"))
-            start = index + 1
-    if start < len(items):
-        chunks.append((len(items), b"[" + b",".join(items[start:]) + b"]"))
+    A chunk ends after an item whose CRC-32 is a multiple of ``CHUNK_ITEMS`` or when it has
+    ``CHUNK_MAX_ITEMS`` items. Appending touches only the last chunk; dropping items from the
+    front (a log that keeps its last N entries) touches only the first one. Each item's CRC
+    test is remembered by its JSON (``_HITS``): a log's records recur turn after turn."""
+    hits = list(map(_HITS.get, items[start:]))
+    for index, hit in enumerate(hits):
+        if hit is None:
+            hits[index] = _hit(items[start + index])
+    chunks: list[tuple[int, int, bool]] = []
+    begin = start
+    for index in chosen(range(start, len(items)), hits):
+        while index + 1 - begin > CHUNK_MAX_ITEMS:
+            chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+            begin += CHUNK_MAX_ITEMS
+        chunks.append((begin, index + 1, True))
+        begin = index + 1
+    while len(items) - begin >= CHUNK_MAX_ITEMS:
+        chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+        begin += CHUNK_MAX_ITEMS
+    if begin < len(items):
+        chunks.append((begin, len(items), False))
     return chunks
+
+
+_HITS: dict[bytes, bool] = {}  # an item's JSON → whether a chunk ends after it
+_HITS_KEPT = 1 << 16
+
+
+def _hit(item: bytes) -> bool:
+    hit = zlib.crc32(item) % CHUNK_ITEMS == 0
+    if len(_HITS) >= _HITS_KEPT:
+        _HITS.clear()
+    _HITS[item] = hit
+    return hit
 
 
 def _keep(data: bytes, key: bytes, blobs: dict[bytes, bytes]) -> str:
