@@ -386,6 +386,50 @@ def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
     assert EventRecord.from_dict(given) is not record
 
 
+def test_the_event_log_as_json_and_back_is_what_each_record_gives_every_turn() -> None:
+    """#17, session seven: the log's JSON objects and the records read back are remembered
+    for the very same records and objects (``state.slide``); over random turns (a record
+    added, the oldest dropped, a log cut or rebuilt, a given object changed, plain dicts read)
+    they must be what converting each record one by one gives."""
+    from narrative_cli.state.game import Clock, EventRecord, GameState, StoredEvent
+
+    rng = random.Random(11)
+    game = GameState.initial("en")
+    for step in range(400):
+        roll = rng.random()
+        record = EventRecord("move", {"n": step}, step % 3 != 0, Clock(1, step % 24), turn=step)
+        if roll < 0.7:
+            game.event_log = [*game.event_log, record][-200:]
+        elif roll < 0.8:
+            game.event_log = game.event_log[rng.randrange(1, 20) :]
+        elif roll < 0.85:
+            game.event_log = list(reversed(game.event_log))
+        shared, given = game.to_dict(shared=True), game.to_dict()
+        assert all(a is r._json() for a, r in zip(shared["event_log"], game.event_log, strict=True))
+        assert given["event_log"] == [r.to_dict() for r in game.event_log]
+        assert all(a is r.to_dict() for a, r in zip(given["event_log"], game.event_log, strict=True))
+        if given["event_log"] and rng.random() < 0.2:
+            changed = rng.choice(given["event_log"])
+            changed["accepted"] = "changed"
+        if given["event_log"] and rng.random() < 0.1:
+            place = rng.randrange(len(given["event_log"]))
+            given["event_log"][place] = json.loads(json.dumps(given["event_log"][place]))
+        expected = [EventRecord.from_dict(item) for item in given["event_log"]]
+        back = GameState.from_dict(given)
+        assert back.event_log == expected
+        read = zip(back.event_log, expected, given["event_log"], strict=True)
+        assert all(a is b for a, b, item in read if isinstance(item, StoredEvent) and
+                   item.unchanged())  # fmt: skip
+        game = back if rng.random() < 0.7 else game
+        assert [r.to_dict() for r in game.event_log] == game.to_dict()["event_log"]
+    state = game.to_dict()
+    state["event_log"][-1] = plain = json.loads(json.dumps(state["event_log"][-1]))
+    plain["accepted"] = False
+    assert GameState.from_dict(state).event_log[-1].accepted is False
+    plain["accepted"] = "read again"  # a plain object is read anew each time
+    assert GameState.from_dict(state).event_log[-1].accepted is True
+
+
 def test_a_copied_event_record_s_object_is_not_the_record_s() -> None:
     """#17 session seven: the ``time`` and ``notes`` tell their object when they change; a
     copy of the object or of its parts (copy, deepcopy, pickle) is nobody's, and changing one

@@ -8,6 +8,7 @@ raises ``StoreError`` naming the bad one.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from narrative_cli.errors import StoreError
 from narrative_cli.safetext import finite_copy
 from narrative_cli.shared_items import KnownJson, compact_json
+from narrative_cli.state.slide import Slide
 
 EVENT_LOG_LIMIT = 200
 START_LOCATION = {"zh": "起点", "en": "Start"}
@@ -190,12 +192,12 @@ class _NotedList(list[Any]):
         _note(self)
         super().__delitem__(index)
 
-    def __iadd__(self, other: Any) -> _NotedList:  # type: ignore[override,misc]
+    def __iadd__(self, other: Any) -> _NotedList:  # type: ignore[misc]
         _note(self)
         super().__iadd__(other)
         return self
 
-    def __imul__(self, count: Any) -> _NotedList:  # type: ignore[override,misc]
+    def __imul__(self, count: Any) -> _NotedList:  # type: ignore[misc]
         _note(self)
         super().__imul__(count)
         return self
@@ -369,7 +371,7 @@ class GameState:
             "relationships": dict(self.relationships),
             "quests": {key: _quest_dict(quest) for key, quest in self.quests.items()},
             "flags": copy.deepcopy(self.flags),
-            "event_log": [r._json() for r in log] if shared else [r.to_dict() for r in log],
+            "event_log": _SHARED.map(log, EventRecord._json) if shared else _given(log),
             "known_locations": list(self.known_locations),
             "known_npcs": list(self.known_npcs),
         }
@@ -389,12 +391,44 @@ class GameState:
                 for key, value in _mapping(state.get("quests", {}), "quests").items()
             },
             flags=dict(copy.deepcopy(_mapping(state.get("flags", {}), "flags"))),
-            event_log=[EventRecord.from_dict(item) for item in _list(log, "event_log")][
-                -EVENT_LOG_LIMIT:
-            ],
+            event_log=_records(_list(log, "event_log"))[-EVENT_LOG_LIMIT:],
             known_locations=_names(state, "known_locations", "knownLocations"),
             known_npcs=_names(state, "known_npcs", "knownNpcs"),
         )
+
+
+# The event log's records as JSON objects and back, remembered for the very same records
+# (``state.slide``): the log slides by one record a turn.
+
+_SHARED: Slide[EventRecord, dict[str, Any]] = Slide()  # a record → its own JSON object
+_GIVEN: Slide[EventRecord, StoredEvent] = Slide()  # a record → the object to_dict gave
+_READ: Slide[Any, EventRecord] = Slide()  # an object to_dict gave → its record
+_TOUCHED = operator.attrgetter("touched")
+
+
+def _given(log: list[EventRecord]) -> list[dict[str, Any]]:
+    """``[r.to_dict() for r in log]``: the objects given last time for the same records
+    while none of them was changed (``to_dict`` gives a changed one's record a new one)."""
+    known = _GIVEN.known(log)
+    if any(map(_TOUCHED, known)):
+        known = []
+    made = known + [record.to_dict() for record in log[len(known) :]]
+    _GIVEN.keep(log, made)  # type: ignore[arg-type]  # to_dict gives a StoredEvent
+    return made
+
+
+def _records(items: list[Any]) -> list[EventRecord]:
+    """``[EventRecord.from_dict(item) for item in items]``: the records of the objects read
+    last time, for the very same objects none of which was changed since."""
+    known = _READ.known(items)
+    if any(map(_TOUCHED, items[: len(known)])):
+        known = []
+    made = known + [EventRecord.from_dict(item) for item in items[len(known) :]]
+    if set(map(type, items)) <= {StoredEvent}:  # what is kept is only for these objects
+        _READ.keep(items, made)
+    else:
+        _READ.keep((), [])
+    return made
 
 
 # Reading saved states.
