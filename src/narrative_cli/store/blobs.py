@@ -26,6 +26,7 @@ from typing import Any
 
 from narrative_cli.errors import StoreError
 from narrative_cli.shared_items import KnownJson, SharedItems
+from narrative_cli.state.slide import Slide
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
 CHUNK_ITEMS = 32  # items per list chunk, on average
@@ -182,7 +183,7 @@ def _pack(
         if memo is not None:  # the last list's very items, then new ones: only those encoded
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         elif isinstance(value[0], KnownJson):  # objects that know their JSON (the event log)
-            items = [_item_json(item) for item in value]
+            items = _known_items(value, path)
         data = dumps(value) if items is None else b"[" + b",".join(items) + b"]"
         if len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}, None
@@ -318,6 +319,29 @@ def _chunk(
         found = (data, digest(data))
     made[key] = found
     return found
+
+
+# The items' JSON of the last list of objects that know their JSON, by place in the value:
+# the event log slides by one record a turn, so all its items but the newest are the very
+# objects of the last turn's log (#17, session seven).
+_KNOWN: dict[tuple[str, ...], Slide[Any, bytes]] = {}
+_TOUCHED = operator.attrgetter("touched")
+
+
+def _known_items(value: list[Any], path: tuple[str, ...]) -> list[bytes]:
+    """``[_item_json(item) for item in value]``, taking the JSON of the very objects the last
+    list at ``path`` held when none of them changed since (``KnownJson.touched``)."""
+    slide = _KNOWN.get(path)
+    if slide is None:
+        if len(_KNOWN) >= _LISTS_KEPT:
+            _KNOWN.clear()
+        slide = _KNOWN[path] = Slide()
+    known = slide.known(value)
+    if known and any(map(_TOUCHED, value[: len(known)])):
+        known = []
+    made = known + [_item_json(item) for item in value[len(known) :]]
+    slide.keep(value, made)
+    return made
 
 
 def _item_json(item: Any) -> bytes:
