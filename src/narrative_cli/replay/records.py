@@ -24,10 +24,19 @@ BATCH = 200  # turns read per store query when iterating
 class StoredRecords(Sequence[TurnRecord]):
     """Turns 1..``turns`` of session ``session_id`` in the store at ``path``, as records."""
 
-    def __init__(self, path: Path, session_id: int, turns: int) -> None:
+    def __init__(
+        self, path: Path, session_id: int, turns: int, fields: frozenset[str] | None = None
+    ) -> None:
         self.path = path
         self.session_id = session_id
         self.turns = turns
+        self.fields = fields  # only these fields of each record are read (None: all)
+
+    def only(self, fields: frozenset[str]) -> StoredRecords:
+        """The same turns with only ``fields`` read (``TurnRecord.read``): a report that
+        needs nine of a record's 23 fields skips building the plan, tool results, lore
+        hits and patches of every turn (#17, session seven)."""
+        return StoredRecords(self.path, self.session_id, self.turns, fields)
 
     def __len__(self) -> int:
         return self.turns
@@ -66,4 +75,4 @@ class StoredRecords(Sequence[TurnRecord]):
     def _read(self, first: int, last: int) -> list[TurnRecord]:
         with SessionStore(self.path) as store:
             found = store.records(self.session_id, first, last)
-        return [TurnRecord.read(record) for record in found]
+        return [TurnRecord.read(record, self.fields) for record in found]
