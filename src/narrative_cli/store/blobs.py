@@ -163,7 +163,7 @@ def _pack(
     (the variables, the game state) be encoded once per level of depth."""
     if isinstance(value, dict):
         if not _holds_long_list(value):
-            return _plain_dict(value, blobs)
+            return _plain_dict(value, blobs, path)
         children: dict[str, dict[str, Any]] = {}
         parts: list[bytes] | None = []
         for key, item in value.items():
@@ -213,29 +213,47 @@ def _long_list_inside(value: dict[Any, Any] | list[Any]) -> bool:
 
 
 def _plain_dict(
-    value: dict[Any, Any], blobs: dict[bytes, bytes]
+    value: dict[Any, Any], blobs: dict[bytes, bytes], path: tuple[str, ...]
 ) -> tuple[dict[str, Any], bytes | None]:
-    """``_pack`` of a dict without long lists inside, from the top down (#17, session seven):
-    its JSON first, in one C call, which is the node when it is small enough to be inline;
-    then, if not, its children's, to learn whether it is one blob (every child inline) or a
-    ``{"d": …}``. The node is the one packing it from its leaves up gives (the JSON of a dict
-    is its children's joined), without a Python call for each of its leaves: the MVU schema
-    and variables were most of a snapshot's 120 nodes."""
-    data = dumps(value)
-    if len(data) <= INLINE_LIMIT:
-        return {"v": value}, data
+    """``_pack`` of a dict without long lists inside (#17, session seven): its JSON first, in
+    one C call, which is the node when it is small enough to be inline; if not (or if it was
+    not last time at ``path``: ``_LARGE``), its children's, joined into its own, to learn
+    whether it is inline, one blob (every child inline) or a ``{"d": …}``. The node is the
+    one packing it from its leaves up gives (a dict's JSON is its children's joined), without
+    a Python call for each of its leaves: the MVU schema and variables were most of a
+    snapshot's 120 nodes."""
+    if path not in _LARGE:
+        data = dumps(value)
+        if len(data) <= INLINE_LIMIT:
+            return {"v": value}, data
+        if len(_LARGE) >= 4096:
+            _LARGE.clear()
+        _LARGE.add(path)
     children: dict[str, dict[str, Any]] = {}
-    inline = True
+    parts: list[bytes] | None = []
     for key, item in value.items():
+        name = _key(key)
+        known: bytes | None
         if isinstance(item, dict):
-            child, _ = _plain_dict(item, blobs)
+            child, known = _plain_dict(item, blobs, (*path, name))
         else:
-            child, _ = _inline_or_blob(item, dumps(item), blobs)
-        children[_key(key)] = child
-        inline = inline and "v" in child
-    if inline:
-        return {"b": _store(data, blobs)}, None
-    return {"d": children}, None
+            child, known = _inline_or_blob(item, dumps(item), blobs)
+        children[name] = child
+        if parts is not None and known is not None:
+            parts.append(_key_json(name) + known)
+        else:
+            parts = None
+    if parts is None:
+        return {"d": children}, None
+    whole = b"{" + b",".join(parts) + b"}"
+    if len(whole) <= INLINE_LIMIT:
+        _LARGE.discard(path)
+    return _inline_or_blob(value, whole, blobs)
+
+
+# Places in the snapshot whose dict was too large to be inline last time: their children's
+# JSON is made first (encoding the whole dict, then each child again, encoded it twice).
+_LARGE: set[tuple[str, ...]] = set()
 
 
 def _inline_or_blob(
