@@ -431,6 +431,27 @@ def test_the_event_log_as_json_and_back_is_what_each_record_gives_every_turn() -
     assert GameState.from_dict(state).event_log[-1].accepted is True
 
 
+def test_a_slide_makes_anew_only_what_it_has_not_made_for_the_very_same_objects() -> None:
+    from narrative_cli.state.slide import Slide
+
+    made: list[object] = []
+
+    def make(item: object) -> tuple[object]:
+        made.append(item)
+        return (item,)
+
+    slide: Slide[object, tuple[object]] = Slide()
+    a, b, c, d = [1], [1], [2], [3]  # a and b are equal, not the same
+    assert slide.map([a, b, c], make) == [(a,), (b,), (c,)] and made == [a, b, c]
+    made.clear()
+    assert slide.map([b, c, d], make) == [(b,), (c,), (d,)] and made == [d]
+    made.clear()
+    assert [x[0] for x in slide.map([a, c, d], make)] == [a, c, d]
+    assert slide.map([a, c, d], make)[0][0] is a and made == [a, c, d]  # a is not b
+    made.clear()
+    assert slide.map([c, c, d], make) == [(c,), (c,), (d,)] and made == [c, d]
+
+
 def test_a_copied_event_record_s_object_is_not_the_record_s() -> None:
     """#17 session seven: the ``time`` and ``notes`` tell their object when they change; a
     copy of the object or of its parts (copy, deepcopy, pickle) is nobody's, and changing one

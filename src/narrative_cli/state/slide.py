@@ -27,17 +27,17 @@ class Slide(Generic[Item, Made]):
     """The results of ``make`` for the last list's items, reused for the same objects."""
 
     def __init__(self) -> None:
-        # (the items, what was made of each, each item's place by its id): replaced whole,
-        # so a reader on another thread sees one consistent list
-        self._last: tuple[tuple[Item, ...], list[Made], dict[int, int]] = ((), [], {})
+        # (the items, what was made of each): replaced whole, so a reader on another thread
+        # sees one consistent pair
+        self._last: tuple[tuple[Item, ...], list[Made]] = ((), [])
 
     def known(self, items: Sequence[Item]) -> list[Made]:
         """What was made of the longest run of ``items`` from the front that the last list
         held in the same order (the very objects), or ``[]``."""
         if not items:
             return []
-        held, made, places = self._last
-        start = places.get(id(items[0]))
+        held, made = self._last
+        start = _place(held, items[0])
         if start is None:
             return []
         count = min(len(held) - start, len(items))
@@ -47,8 +47,7 @@ class Slide(Generic[Item, Made]):
 
     def keep(self, items: Sequence[Item], made: list[Made]) -> None:
         """Remember ``made``, what was made of each of ``items``, for the next list."""
-        held = tuple(items)
-        self._last = (held, list(made), {id(item): place for place, item in enumerate(held)})
+        self._last = (tuple(items), list(made))
 
     def map(self, items: Sequence[Item], make: Callable[[Item], Made]) -> list[Made]:
         """``[make(item) for item in items]``, taking what was made of the same objects last
@@ -58,6 +57,14 @@ class Slide(Generic[Item, Made]):
             made = made + [make(item) for item in items[len(made) :]]
         self.keep(items, made)
         return made
+
+
+def _place(held: tuple[Any, ...], first: Any) -> int | None:
+    """Where ``first`` (the very object) is in ``held``: near the front in a sliding log."""
+    for place, item in enumerate(held):
+        if item is first:
+            return place
+    return None
 
 
 def _same_run(held: tuple[Any, ...], start: int, items: Sequence[Any], count: int) -> int:
