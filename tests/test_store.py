@@ -301,6 +301,31 @@ def test_unchanged_parts_of_snapshots_are_stored_once(tmp_path: Path) -> None:
     assert path.stat().st_size < raw / 5
 
 
+def test_blobs_compressed_at_any_level_read_back_alike(tmp_path: Path) -> None:
+    """#17, session seven: new blobs are compressed at a faster level than before; a database
+    whose blobs were written at the old level (or any other) reads back the same snapshots,
+    and what is written now is plain zlib any version reads."""
+    import zlib
+
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        session = new_session(store)
+        for number in range(1, 40):
+            store.commit_turn(session, record(number), snapshot(number))
+        rows = store.db.query("SELECT hash, data FROM blobs")
+        assert rows and all(zlib.decompress(data) for _, data in rows)
+        with store.db.transaction() as conn:
+            conn.executemany(
+                "UPDATE blobs SET data = ? WHERE hash = ?",
+                [(zlib.compress(zlib.decompress(data), 6 + n % 4), h) for n, (h, data) in
+                 enumerate(rows)],
+            )  # fmt: skip
+    with SessionStore(path) as store:
+        assert [store.snapshot(session, n) for n in (1, 20, 39)] == [
+            snapshot(n) for n in (1, 20, 39)
+        ]
+
+
 def test_deleting_every_session_leaves_no_orphan_blobs(store: SessionStore) -> None:
     first = played(store, 40)
     store.replace_turn(first, 40, record(40, "x"), snapshot(40, hp=3))
