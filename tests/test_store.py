@@ -582,6 +582,34 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
     blobs._LISTS.clear()
 
 
+def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:
+    """#17, session seven: the RNG state's numbers are written from the last state's JSON when
+    only its last number changed; over random states (the words kept, redrawn, a number that
+    is a bool or a float, a length that changes) the blobs must be what encoding gives."""
+    from narrative_cli.store import blobs
+
+    rng = random.Random(3)
+    words = [rng.getrandbits(32) for _ in range(624)]
+    for step in range(300):
+        roll = rng.random()
+        if roll < 0.05:
+            words = [rng.getrandbits(32) for _ in range(624)]
+        elif roll < 0.1:
+            words = [*words[:-1], rng.choice([True, 1.0, -0.0, 2**70])]
+        elif roll < 0.12:
+            words = words[:-1]
+        elif roll < 0.15:
+            words = [True if n == 5 else w for n, w in enumerate(words)]
+        elif roll < 0.2:
+            words = [*words[:-1], 1, 1]
+        state = [3, [*words, rng.randrange(625)], None if roll < 0.5 else 0.25]
+        packed = blobs.pack({"rng": state, "turn": step})
+        node = blobs.decode(packed.root)["d"]["rng"]
+        expected = json.dumps(state, separators=(",", ":")).encode()
+        assert packed.blobs[bytes.fromhex(node["b"])] == expected
+    blobs._INTS.clear()
+
+
 def _tags(node: dict[str, Any]) -> set[str]:
     tag, body = next(iter(node.items()))
     found = {tag}

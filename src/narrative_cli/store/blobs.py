@@ -193,7 +193,43 @@ def _pack(
             return {"b": _store(data, blobs)}, None
         chunks = _list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
+    if type(value) is list and any(type(i) is list and len(i) > CHUNK_ITEMS for i in value):
+        return _inline_or_blob(value, _short_list_json(value, path), blobs)
     return _inline_or_blob(value, dumps(value), blobs)
+
+
+def _short_list_json(value: list[Any], path: tuple[str, ...]) -> bytes:
+    """``dumps(value)`` of a short list holding a long one (the RNG state: its version, 625
+    numbers, its Gaussian), the long one's JSON taken from ``_int_list_json``."""
+    parts = []
+    for place, item in enumerate(value):
+        if type(item) is list and len(item) > CHUNK_ITEMS:
+            parts.append(_int_list_json(item, (*path, str(place))))
+        else:
+            parts.append(dumps(item))
+    return b"[" + b",".join(parts) + b"]"
+
+
+# The last list of whole numbers at a place (the RNG's 624 words and its index) and its JSON
+# up to its last number: the words change only when the generator has used them all, the
+# index every turn, so most turns' JSON is the last one's with another last number (#17,
+# session seven).
+_INTS: dict[tuple[str, ...], tuple[list[int], bytes]] = {}
+
+
+def _int_list_json(items: list[Any], path: tuple[str, ...]) -> bytes:
+    """``dumps(items)``; for a list of ints (``int`` itself: no ``bool``) like the last one at
+    ``path`` but for its last number, made from the last one's JSON."""
+    if set(map(type, items)) != {int}:
+        return dumps(items)
+    last = _INTS.get(path)
+    if last is not None and len(items) == len(last[0]) and items[:-1] == last[0][:-1]:
+        return last[1] + b"," + dumps(items[-1]) + b"]"
+    data = dumps(items)
+    if len(_INTS) >= _LISTS_KEPT:
+        _INTS.clear()
+    _INTS[path] = (list(items), data[: data.rindex(b",")])
+    return data
 
 
 def _holds_long_list(value: dict[Any, Any] | list[Any]) -> bool:
