@@ -452,6 +452,20 @@ def test_a_slide_makes_anew_only_what_it_has_not_made_for_the_very_same_objects(
     assert slide.map([c, c, d], make) == [(c,), (c,), (d,)] and made == [c, d]
 
 
+@pytest.mark.parametrize("writes", [0, 7])
+def test_an_agent_s_usage_is_stored_as_all_its_fields_in_order(writes: int) -> None:
+    """#17, session seven: ``AgentUsage.to_dict`` names its fields instead of ``asdict``;
+    every field, in the dataclass's order, cache writes only when there were some."""
+    from dataclasses import asdict
+
+    from narrative_cli.pipeline.accounting import AgentUsage
+
+    usage = AgentUsage(3, 1, 1200, 80, 64, 12.5, True, writes)
+    expected = {k: v for k, v in asdict(usage).items() if k != "cache_write_tokens" or v}
+    assert list(usage.to_dict().items()) == list(expected.items())
+    assert AgentUsage.from_dict(usage.to_dict()) == usage
+
+
 def test_a_copied_event_record_s_object_is_not_the_record_s() -> None:
     """#17 session seven: the ``time`` and ``notes`` tell their object when they change; a
     copy of the object or of its parts (copy, deepcopy, pickle) is nobody's, and changing one
