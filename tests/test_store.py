@@ -302,9 +302,9 @@ def test_unchanged_parts_of_snapshots_are_stored_once(tmp_path: Path) -> None:
 
 
 def test_blobs_compressed_at_any_level_read_back_alike(tmp_path: Path) -> None:
-    """#17, session seven: values are compressed with a window fitted to their size; a
-    database whose blobs were written as before (``zlib.compress``, any level) reads back the
-    same snapshots, and what is written now is plain zlib that any version reads."""
+    """#17, session seven: new blobs are compressed at a faster level than before; a database
+    whose blobs were written at the old level (or any other) reads back the same snapshots,
+    and what is written now is plain zlib any version reads."""
     import zlib
 
     path = tmp_path / "sessions.db"
@@ -314,8 +314,6 @@ def test_blobs_compressed_at_any_level_read_back_alike(tmp_path: Path) -> None:
             store.commit_turn(session, record(number), snapshot(number))
         rows = store.db.query("SELECT hash, data FROM blobs")
         assert rows and all(zlib.decompress(data) for _, data in rows)
-        records = store.db.query("SELECT record, snapshot FROM swipes")
-        assert all(zlib.decompress(a) and zlib.decompress(b) for a, b in records if b)
         with store.db.transaction() as conn:
             conn.executemany(
                 "UPDATE blobs SET data = ? WHERE hash = ?",
@@ -326,20 +324,6 @@ def test_blobs_compressed_at_any_level_read_back_alike(tmp_path: Path) -> None:
         assert [store.snapshot(session, n) for n in (1, 20, 39)] == [
             snapshot(n) for n in (1, 20, 39)
         ]
-
-
-@pytest.mark.parametrize("size", [0, 1, 255, 256, 257, 511, 512, 4097, 32768, 32769, 200_000])
-def test_a_value_of_any_size_comes_back_from_its_fitted_compression(size: int) -> None:
-    import zlib
-
-    from narrative_cli.store import blobs
-
-    rng = random.Random(size)
-    data = bytes(rng.choice(b'{"ab":[1,2]} \xe9\x9b\xbe') for _ in range(size))
-    packed = blobs.compress(data)
-    assert zlib.decompress(packed) == data and blobs.decompress(packed) == data
-    if size > 4096:  # no larger than zlib's own at the same level
-        assert len(packed) <= len(zlib.compress(data, blobs.COMPRESS_LEVEL)) * 1.01
 
 
 def test_deleting_every_session_leaves_no_orphan_blobs(store: SessionStore) -> None:

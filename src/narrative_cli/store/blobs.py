@@ -33,6 +33,10 @@ CHUNK_ITEMS = 32  # items per list chunk, on average
 CHUNK_MAX_ITEMS = 4 * CHUNK_ITEMS
 CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
 COMPRESS_LEVEL = 6
+# A snapshot's new blobs each turn (the 7 KB RNG state, the event log's first and last
+# chunks): level 1 compresses them in 60% of level 6's time, 1.4% larger on a replayed
+# story (#17, session seven). Any level reads back alike.
+BLOB_LEVEL = 1
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -76,15 +80,8 @@ def decode(data: bytes) -> Any:
         raise StoreError(f"a stored value is damaged: {exc}") from exc
 
 
-def compress(data: bytes) -> bytes:
-    """zlib at ``COMPRESS_LEVEL``, with a window no larger than ``data`` needs and a hash
-    table to match (#17, session seven): ``zlib.compress`` sets up a 32 KB window and a
-    64K-entry table for every value, which was most of compressing a turn's 1-7 KB record,
-    root and new blobs (half the time; the same size, slightly smaller for small blobs).
-    The window's size is in the stream's header: any zlib reads it back as before."""
-    bits = min(15, max(9, (len(data) - 1).bit_length()))
-    packer = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, bits, max(5, bits - 7))
-    return packer.compress(data) + packer.flush()
+def compress(data: bytes, level: int = COMPRESS_LEVEL) -> bytes:
+    return zlib.compress(data, level)
 
 
 def decompress(data: bytes) -> bytes:

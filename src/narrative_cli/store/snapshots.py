@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from narrative_cli.store.blobs import (
+    BLOB_LEVEL,
     Packed,
     compress,
     count_hashes,
@@ -34,7 +35,7 @@ def save_blobs(conn: sqlite3.Connection, packed: Packed) -> None:
     fresh = [h for h in hashes if h not in known]
     conn.executemany(
         "INSERT INTO blobs (hash, data) VALUES (?, ?)",
-        [(h, compress(packed.blobs[h])) for h in fresh],
+        [(h, compress(packed.blobs[h], BLOB_LEVEL)) for h in fresh],
     )
     conn.executemany("INSERT INTO blob_refs (hash, refs) VALUES (?, 1)", [(h,) for h in fresh])
 
