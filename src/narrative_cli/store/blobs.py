@@ -429,9 +429,10 @@ def _cuts(items: list[bytes], start: int) -> list[tuple[int, int, bool]]:
     front (a log that keeps its last N entries) touches only the first one. Each item's CRC
     test is remembered by its JSON (``_HITS``): a log's records recur turn after turn."""
     hits = list(map(_HITS.get, items[start:]))
-    for index, hit in enumerate(hits):
-        if hit is None:
-            hits[index] = _hit(items[start + index])
+    index = _next_unknown(hits, 0)
+    while index is not None:  # the new items only: found in C, not one by one
+        hits[index] = _hit(items[start + index])
+        index = _next_unknown(hits, index + 1)
     chunks: list[tuple[int, int, bool]] = []
     begin = start
     for index in chosen(range(start, len(items)), hits):
@@ -450,6 +451,13 @@ def _cuts(items: list[bytes], start: int) -> list[tuple[int, int, bool]]:
 
 _HITS: dict[bytes, bool] = {}  # an item's JSON → whether a chunk ends after it
 _HITS_KEPT = 1 << 16
+
+
+def _next_unknown(hits: list[bool | None], start: int) -> int | None:
+    try:
+        return hits.index(None, start)
+    except ValueError:
+        return None
 
 
 def _hit(item: bytes) -> bool:
