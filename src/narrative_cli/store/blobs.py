@@ -126,6 +126,7 @@ class _ListMemo:
     values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
     # every chunk of the list, by its items' JSON: (chunk JSON, digest)
     chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
+    hits: list[bool] = field(default_factory=list)  # whether a chunk ends after each item
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -341,12 +342,15 @@ def _list_chunks(
             items = [dumps(item) for item in value]
     if memo is not None and _starts_with(items, memo.items):
         closed, start = list(memo.closed), memo.open_start
+        hits = memo.hits + _hits(items[len(memo.items) :], {})
     else:  # not the last list with items appended (a log that drops its oldest): cut anew
         closed, start = [], 0
+        last = {} if memo is None else dict(zip(memo.items, memo.hits, strict=True))
+        hits = _hits(items, last)
     known = memo.chunks if memo is not None else {}
     made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
     tail: list[tuple[bytes, bytes]] = []
-    for begin, end, cut in _cuts(items, start):
+    for begin, end, cut in _cuts(len(items), start, hits):
         chunk = _chunk(items, begin, end, known, made)
         if cut:
             closed.append(chunk)
@@ -356,7 +360,7 @@ def _list_chunks(
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made)
+    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made, hits)
     return closed + tail
 
 
@@ -420,37 +424,39 @@ def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
     return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
 
 
-def _cuts(items: list[bytes], start: int) -> list[tuple[int, int, bool]]:
-    """``items[start:]`` cut where an item's own hash says so, so cuts move with the items:
-    (first index, end index, whether it is closed) for each chunk; the last one may be open.
+def _cuts(size: int, start: int, hits: list[bool]) -> list[tuple[int, int, bool]]:
+    """The items from ``start`` on (of ``size``) cut where an item's own hash says so
+    (``hits``: each item's ``_hit``), so cuts move with the items: (first index, end index,
+    whether it is closed) for each chunk; the last one may be open.
 
     A chunk ends after an item whose CRC-32 is a multiple of ``CHUNK_ITEMS`` or when it has
     ``CHUNK_MAX_ITEMS`` items. Appending touches only the last chunk; dropping items from the
-    front (a log that keeps its last N entries) touches only the first one. Each item's CRC
-    test is remembered by its JSON (``_HITS``): a log's records recur turn after turn."""
-    hits = list(map(_HITS.get, items[start:]))
-    index = _next_unknown(hits, 0)
-    while index is not None:  # the new items only: found in C, not one by one
-        hits[index] = _hit(items[start + index])
-        index = _next_unknown(hits, index + 1)
+    front (a log that keeps its last N entries) touches only the first one."""
     chunks: list[tuple[int, int, bool]] = []
     begin = start
-    for index in chosen(range(start, len(items)), hits):
+    for index in chosen(range(start, size), hits[start:]):
         while index + 1 - begin > CHUNK_MAX_ITEMS:
             chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
             begin += CHUNK_MAX_ITEMS
         chunks.append((begin, index + 1, True))
         begin = index + 1
-    while len(items) - begin >= CHUNK_MAX_ITEMS:
+    while size - begin >= CHUNK_MAX_ITEMS:
         chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
         begin += CHUNK_MAX_ITEMS
-    if begin < len(items):
-        chunks.append((begin, len(items), False))
+    if begin < size:
+        chunks.append((begin, size, False))
     return chunks
 
 
-_HITS: dict[bytes, bool] = {}  # an item's JSON → whether a chunk ends after it
-_HITS_KEPT = 1 << 16
+def _hits(items: list[bytes], known: dict[bytes, bool]) -> list[bool]:
+    """Whether a chunk ends after each item: ``known`` (the last list's, by item JSON) for the
+    items it had, the CRC test for the new ones only (found in C, not one by one)."""
+    hits: list[bool | None] = list(map(known.get, items))
+    index = _next_unknown(hits, 0)
+    while index is not None:
+        hits[index] = zlib.crc32(items[index]) % CHUNK_ITEMS == 0
+        index = _next_unknown(hits, index + 1)
+    return hits  # type: ignore[return-value]  # no None is left
 
 
 def _next_unknown(hits: list[bool | None], start: int) -> int | None:
@@ -458,14 +464,6 @@ def _next_unknown(hits: list[bool | None], start: int) -> int | None:
         return hits.index(None, start)
     except ValueError:
         return None
-
-
-def _hit(item: bytes) -> bool:
-    hit = zlib.crc32(item) % CHUNK_ITEMS == 0
-    if len(_HITS) >= _HITS_KEPT:
-        _HITS.clear()
-    _HITS[item] = hit
-    return hit
 
 
 def _keep(data: bytes, key: bytes, blobs: dict[bytes, bytes]) -> str:
