@@ -360,6 +360,13 @@ def test_an_event_record_changed_after_to_dict_gave_it_does_not_change_the_recor
         lambda d: d["time"].update(hour=9),
         lambda d: d["notes"].append("later"),
         lambda d: d.update(d.pop("type") and {"type": "move"}),  # same content, new key order
+        lambda d: d["time"].__setitem__("hour", 9),
+        lambda d: d["time"].pop("minute"),
+        lambda d: d["time"].__ior__({"day": 3}),
+        lambda d: d["notes"].__iadd__(["later"]),
+        lambda d: d["notes"].__setitem__(0, "m"),
+        lambda d: d["notes"].insert(0, "first"),
+        lambda d: d["notes"].clear(),
     ],
 )
 def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
@@ -377,6 +384,110 @@ def test_any_change_to_an_event_record_s_object_is_noticed(change: Any) -> None:
     change(given)
     assert given.known_json() is None and record.to_dict() is not given
     assert EventRecord.from_dict(given) is not record
+
+
+def test_the_event_log_as_json_and_back_is_what_each_record_gives_every_turn() -> None:
+    """#17, session seven: the log's JSON objects and the records read back are remembered
+    for the very same records and objects (``state.slide``); over random turns (a record
+    added, the oldest dropped, a log cut or rebuilt, a given object changed, plain dicts read)
+    they must be what converting each record one by one gives."""
+    from narrative_cli.state.game import Clock, EventRecord, GameState, StoredEvent
+
+    rng = random.Random(11)
+    game = GameState.initial("en")
+    for step in range(400):
+        roll = rng.random()
+        record = EventRecord("move", {"n": step}, step % 3 != 0, Clock(1, step % 24), turn=step)
+        if roll < 0.7:
+            game.event_log = [*game.event_log, record][-200:]
+        elif roll < 0.8:
+            game.event_log = game.event_log[rng.randrange(1, 20) :]
+        elif roll < 0.85:
+            game.event_log = list(reversed(game.event_log))
+        shared, given = game.to_dict(shared=True), game.to_dict()
+        pairs = list(zip(shared["event_log"], given["event_log"], game.event_log, strict=True))
+        assert all(a is r._json() for a, _, r in pairs)
+        assert given["event_log"] == [r.to_dict() for r in game.event_log]
+        assert all(b is r.to_dict() for _, b, r in pairs)
+        if given["event_log"] and rng.random() < 0.2:
+            changed = rng.choice(given["event_log"])
+            changed["accepted"] = "changed"
+        if given["event_log"] and rng.random() < 0.1:
+            place = rng.randrange(len(given["event_log"]))
+            given["event_log"][place] = json.loads(json.dumps(given["event_log"][place]))
+        expected = [EventRecord.from_dict(item) for item in given["event_log"]]
+        back = GameState.from_dict(given)
+        assert back.event_log == expected
+        read = zip(back.event_log, expected, given["event_log"], strict=True)
+        assert all(a is b for a, b, item in read if isinstance(item, StoredEvent) and
+                   item.unchanged())  # fmt: skip
+        game = back if rng.random() < 0.7 else game
+        assert [r.to_dict() for r in game.event_log] == game.to_dict()["event_log"]
+    state = game.to_dict()
+    state["event_log"][-1] = plain = json.loads(json.dumps(state["event_log"][-1]))
+    plain["accepted"] = False
+    assert GameState.from_dict(state).event_log[-1].accepted is False
+    plain["accepted"] = "read again"  # a plain object is read anew each time
+    assert GameState.from_dict(state).event_log[-1].accepted is True
+
+
+def test_a_slide_makes_anew_only_what_it_has_not_made_for_the_very_same_objects() -> None:
+    from narrative_cli.state.slide import Slide
+
+    made: list[object] = []
+
+    def make(item: object) -> tuple[object]:
+        made.append(item)
+        return (item,)
+
+    slide: Slide[object, tuple[object]] = Slide()
+    a, b, c, d = [1], [1], [2], [3]  # a and b are equal, not the same
+    assert slide.map([a, b, c], make) == [(a,), (b,), (c,)] and made == [a, b, c]
+    made.clear()
+    assert slide.map([b, c, d], make) == [(b,), (c,), (d,)] and made == [d]
+    made.clear()
+    assert [x[0] for x in slide.map([a, c, d], make)] == [a, c, d]
+    assert slide.map([a, c, d], make)[0][0] is a and made == [a, c, d]  # a is not b
+    made.clear()
+    assert slide.map([c, c, d], make) == [(c,), (c,), (d,)] and made == [c, d]
+
+
+@pytest.mark.parametrize("writes", [0, 7])
+def test_an_agent_s_usage_is_stored_as_all_its_fields_in_order(writes: int) -> None:
+    """#17, session seven: ``AgentUsage.to_dict`` names its fields instead of ``asdict``;
+    every field, in the dataclass's order, cache writes only when there were some."""
+    from dataclasses import asdict
+
+    from narrative_cli.pipeline.accounting import AgentUsage
+
+    usage = AgentUsage(3, 1, 1200, 80, 64, 12.5, True, writes)
+    expected = {k: v for k, v in asdict(usage).items() if k != "cache_write_tokens" or v}
+    assert list(usage.to_dict().items()) == list(expected.items())
+    assert AgentUsage.from_dict(usage.to_dict()) == usage
+
+
+def test_a_copied_event_record_s_object_is_not_the_record_s() -> None:
+    """#17 session seven: the ``time`` and ``notes`` tell their object when they change; a
+    copy of the object or of its parts (copy, deepcopy, pickle) is nobody's, and changing one
+    leaves the original the record's."""
+    import copy
+    import pickle
+
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), "", ("n",), turn=4)
+    given = record.to_dict()
+    for copied in (copy.copy(given), copy.deepcopy(given), pickle.loads(pickle.dumps(given))):
+        assert copied == given and copied.known_json() is None
+        back = EventRecord.from_dict(copied)
+        assert back == record and back is not record
+    time, notes = copy.deepcopy(given["time"]), pickle.loads(pickle.dumps(given["notes"]))
+    time["hour"], notes[0] = 7, "m"
+    assert record.to_dict() is given and given.known_json() == record.json_bytes()
+    held = given["time"]
+    held["hour"] = 8  # the object's own time, however it is reached
+    assert given.known_json() is None and record.to_dict() is not given
+    assert record.to_dict()["time"]["hour"] == 3
 
 
 def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_turn() -> None:

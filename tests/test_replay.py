@@ -189,6 +189,26 @@ def test_outcome_records_are_read_from_the_store_as_asked(tmp_path: Path) -> Non
     assert stable(list(records)) == stable(stored) and records == stored
 
 
+def test_the_report_reads_only_the_fields_it_shows_and_shows_the_same(tmp_path: Path) -> None:
+    """#17, session seven: the report reads nine fields of each stored record, by the same
+    readers as a whole record; its turns and usage are those of the whole records."""
+    from dataclasses import fields, replace
+
+    from narrative_cli.pipeline import records as turn_records
+    from narrative_cli.replay.report import REPORT_FIELDS, log_report
+
+    card, log = story_card(tmp_path), st_log(tmp_path, "ferry")
+    with ScriptedServer() as server:
+        install(server)
+        outcome = replay([log], live(server, card)).outcomes[0]
+    assert set(turn_records._READERS) == {f.name for f in fields(TurnRecord)} - {"number"}
+    light = outcome.records.only(REPORT_FIELDS)  # type: ignore[attr-defined]
+    whole = list(outcome.records)
+    assert [r.plan for r in light] == [None] * 3 and all(r.plan for r in whole)
+    assert log_report(outcome) == log_report(replace(outcome, records=whole))
+    assert log_report(outcome)["turns"][2]["input"] == INPUTS[2]
+
+
 def test_the_greeting_user_name_and_send_dates_come_from_the_log(tmp_path: Path) -> None:
     card, log = story_card(tmp_path), st_log(tmp_path, "ferry", user="Lan")
     with ScriptedServer() as server:

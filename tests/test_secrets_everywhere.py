@@ -188,6 +188,9 @@ def test_scrub_masks_urls_tokens_and_named_values_but_not_story_words() -> None:
     assert scrub({"profiles": {"p": {"api_key": "x", "api_key_env": "VAR", "n": 1}}}) == {
         "profiles": {"p": {"api_key": "***", "api_key_env": "VAR", "n": 1}}
     }
+    record = {"api_key": "", "token": None, "note": "Bearer abc123def456", 3: "sk-" + "a" * 20}
+    for _ in range(2):  # a text scrubbed before is taken from memory the second time
+        assert scrub(record) == {"api_key": "", "token": None, "note": "Bearer ***", 3: "***"}
 
 
 def test_a_url_key_is_remembered_but_a_user_name_beside_a_password_is_not() -> None:

@@ -301,6 +301,31 @@ def test_unchanged_parts_of_snapshots_are_stored_once(tmp_path: Path) -> None:
     assert path.stat().st_size < raw / 5
 
 
+def test_blobs_compressed_at_any_level_read_back_alike(tmp_path: Path) -> None:
+    """#17, session seven: new blobs are compressed at a faster level than before; a database
+    whose blobs were written at the old level (or any other) reads back the same snapshots,
+    and what is written now is plain zlib any version reads."""
+    import zlib
+
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        session = new_session(store)
+        for number in range(1, 40):
+            store.commit_turn(session, record(number), snapshot(number))
+        rows = store.db.query("SELECT hash, data FROM blobs")
+        assert rows and all(zlib.decompress(data) for _, data in rows)
+        with store.db.transaction() as conn:
+            conn.executemany(
+                "UPDATE blobs SET data = ? WHERE hash = ?",
+                [(zlib.compress(zlib.decompress(data), 6 + n % 4), h) for n, (h, data) in
+                 enumerate(rows)],
+            )  # fmt: skip
+    with SessionStore(path) as store:
+        assert [store.snapshot(session, n) for n in (1, 20, 39)] == [
+            snapshot(n) for n in (1, 20, 39)
+        ]
+
+
 def test_deleting_every_session_leaves_no_orphan_blobs(store: SessionStore) -> None:
     first = played(store, 40)
     store.replace_turn(first, 40, record(40, "x"), snapshot(40, hp=3))
@@ -461,6 +486,137 @@ def test_a_snapshot_s_nested_values_are_stored_as_encoding_each_whole_value_give
     assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
     with pytest.raises(StoreError):
         blobs.pack({"a": {"b": float("nan")}})
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON-like value: nested dicts (some keys not text), short and long lists,
+    texts of every size around the inline limit, numbers, booleans, None, tuples."""
+    roll = rng.random()
+    if depth < 4 and roll < 0.35:
+        keys: list[Any] = [f"键{rng.randrange(40)}" for _ in range(rng.randrange(7))]
+        keys += [rng.choice([3, 2.5, True, None])] if rng.random() < 0.1 else []
+        return {key: _random_json(rng, depth + 1) for key in keys}
+    if depth < 4 and roll < 0.5:
+        size = rng.choice([0, 2, 9, 32, 33, 40, 90])
+        return [_random_json(rng, depth + 2) for _ in range(size)]
+    if roll < 0.55:
+        return tuple(range(rng.choice([3, 40])))
+    if roll < 0.8:
+        return "雾" * rng.choice([0, 3, 100, 160, 170, 171, 200, 600])
+    return rng.choice([0, -7, 1.5, 10**20, True, False, None])
+
+
+def test_a_snapshot_packed_from_the_top_down_is_what_packing_it_leaf_by_leaf_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#17, session seven: a dict without long lists is packed from its whole JSON down, not
+    leaf by leaf; over random values the root and the blobs must be byte for byte the same
+    (and the value must come back)."""
+    from narrative_cli.store import blobs
+
+    rng = random.Random(17)
+    values = [{"turn": n, "v": _random_json(rng), "w": _random_json(rng)} for n in range(400)]
+    fast = [blobs.pack(value) for value in values]
+    blobs._LISTS.clear()
+    monkeypatch.setattr(blobs, "_holds_long_list", lambda value: True)  # always leaf by leaf
+    slow = [blobs.pack(value) for value in values]
+    blobs._LISTS.clear()
+    shapes: set[str] = set()
+    for value, one, other in zip(values, fast, slow, strict=True):
+        assert one.root == other.root and one.blobs == other.blobs
+        assert blobs.unpack(one.root, one.blobs) == json.loads(json.dumps(value))
+        shapes.update(_tags(blobs.decode(one.root)))
+    assert shapes == {"v", "d", "b", "l"}  # every kind of node was made
+
+
+def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
+    """#17, session seven: a list's chunks keep their cuts and digests from the last list at
+    the same place (a log sliding by one reuses all its chunks but two). Over random changes
+    (appends, the oldest dropped, an item rewritten, runs of items with no cut in them),
+    the chunks must be those cutting the list from scratch by the rule gives."""
+    import zlib
+
+    from narrative_cli.store import blobs
+
+    def by_the_rule(items: list[bytes]) -> list[bytes]:
+        chunks, start = [], 0
+        for index, item in enumerate(items):
+            if zlib.crc32(item) % blobs.CHUNK_ITEMS == 0 or index + 1 - start >= 128:
+                chunks.append(b"[" + b",".join(items[start : index + 1]) + b"]")
+                start = index + 1
+        if start < len(items):
+            chunks.append(b"[" + b",".join(items[start:]) + b"]")
+        return chunks
+
+    def item(n: int, cut: bool) -> str:  # an item after which a chunk ends, or not
+        text = f"item {n} " + "x" * 300
+        while (zlib.crc32(json.dumps(text).encode()) % blobs.CHUNK_ITEMS == 0) != cut:
+            text += "y"
+        return text
+
+    rng = random.Random(7)
+    log: list[str] = []
+    blobs._LISTS.clear()
+    for step in range(400):
+        roll = rng.random()
+        if roll < 0.5:
+            log = [*log, f"item {step} " + "x" * rng.randrange(300)]
+        elif roll < 0.8:
+            log = [*log[1:], f"item {step} " + "x" * rng.randrange(300)]
+        elif roll < 0.9 and log:
+            log = list(log)
+            log[rng.randrange(len(log))] = f"rewritten {step} " + "z" * 280
+        else:  # a run without cuts, then one that ends a chunk or not
+            run = rng.choice([40, 126, 127, 128, 129, 255, 256, 257])
+            log = [*log, *(item(step * 1000 + k, False) for k in range(run))]
+            log += [item(step * 1000 + run, True)] if rng.random() < 0.5 else []
+        log = log[-600:]
+        packed = blobs.pack({"log": log})
+        node = blobs.decode(packed.root).get("d", {}).get("log", {})
+        items = [json.dumps(item, ensure_ascii=False).encode() for item in log]
+        if "l" not in node:
+            continue
+        expected = by_the_rule(items)
+        assert [packed.blobs[bytes.fromhex(key)] for key in node["l"]] == expected
+        assert node["l"] == [blobs.digest(chunk).hex() for chunk in expected]
+    blobs._LISTS.clear()
+
+
+def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:
+    """#17, session seven: the RNG state's numbers are written from the last state's JSON when
+    only its last number changed; over random states (the words kept, redrawn, a number that
+    is a bool or a float, a length that changes) the blobs must be what encoding gives."""
+    from narrative_cli.store import blobs
+
+    rng = random.Random(3)
+    words = [rng.getrandbits(32) for _ in range(624)]
+    for step in range(300):
+        roll = rng.random()
+        if roll < 0.05:
+            words = [rng.getrandbits(32) for _ in range(624)]
+        elif roll < 0.1:
+            words = [*words[:-1], rng.choice([True, 1.0, -0.0, 2**70])]
+        elif roll < 0.12:
+            words = words[:-1]
+        elif roll < 0.15:
+            words = [True if n == 5 else w for n, w in enumerate(words)]
+        elif roll < 0.2:
+            words = [*words[:-1], 1, 1]
+        state = [3, [*words, rng.randrange(625)], None if roll < 0.5 else 0.25]
+        packed = blobs.pack({"rng": state, "turn": step})
+        node = blobs.decode(packed.root)["d"]["rng"]
+        expected = json.dumps(state, separators=(",", ":")).encode()
+        assert packed.blobs[bytes.fromhex(node["b"])] == expected
+    blobs._INTS.clear()
+
+
+def _tags(node: dict[str, Any]) -> set[str]:
+    tag, body = next(iter(node.items()))
+    found = {tag}
+    if tag == "d":
+        for child in body.values():
+            found |= _tags(child)
+    return found
 
 
 def test_each_commit_waits_for_the_disk_unless_it_may_be_rebuilt(tmp_path: Path) -> None:

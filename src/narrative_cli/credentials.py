@@ -200,11 +200,15 @@ def scrub(value: Any) -> Any:
     time: #17, session six)."""
     kind = type(value)
     if kind is str:
-        return scrub_text(value)
+        done = _scrubbed.get(value)  # scrub_text's own memory, asked without its call
+        return scrub_text(value) if done is None else done
     if kind in _LEAVES:
         return value
     if kind is dict or isinstance(value, Mapping):
-        return {key: _scrub_item(key, item) for key, item in value.items()}
+        return {
+            key: _scrub_item(key, item) if type(item) is not str else _scrub_str(key, item)
+            for key, item in value.items()
+        }
     if kind is list or isinstance(value, list | tuple):
         return [scrub(item) for item in value]
     if isinstance(value, str):
@@ -213,6 +217,14 @@ def scrub(value: Any) -> Any:
 
 
 _LEAVES = frozenset({int, float, bool, type(None)})
+
+
+def _scrub_str(key: Any, item: str) -> str:
+    """``_scrub_item`` of a text (most of a record's values: one call fewer each)."""
+    if item and isinstance(key, str) and is_secret_name(key):
+        return REDACTED
+    done = _scrubbed.get(item)
+    return scrub_text(item) if done is None else done
 
 
 def _scrub_item(key: Any, item: Any) -> Any:

@@ -32,6 +32,10 @@ class KnownJson(dict[str, Any]):
 
     __slots__ = ()
 
+    # False while ``known_json()`` gives the same bytes as when last asked (a subclass that
+    # notes its changes says so); a writer may then keep what it got for this very object
+    touched: bool = True
+
     def known_json(self) -> bytes | None:
         return None
 

@@ -19,7 +19,7 @@ a price table the user supplies (per million tokens), never a bill: no prices ar
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -76,9 +76,17 @@ class AgentUsage:
     def to_dict(self) -> dict[str, Any]:
         """The stored form; ``cache_write_tokens`` only when there were some, so records of
         providers without cache writes keep the bytes earlier versions wrote."""
-        data = asdict(self)
-        if not data["cache_write_tokens"]:
-            del data["cache_write_tokens"]
+        data: dict[str, Any] = {
+            "calls": self.calls,
+            "failed_calls": self.failed_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "latency_ms": self.latency_ms,
+            "estimated": self.estimated,
+        }  # every field in order, as ``asdict`` gave them (its generic copy: #17 session seven)
+        if self.cache_write_tokens:
+            data["cache_write_tokens"] = self.cache_write_tokens
         return data
 
     @classmethod

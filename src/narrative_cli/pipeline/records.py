@@ -20,7 +20,7 @@ opaque JSON; nothing else reads their keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -208,36 +208,50 @@ class TurnRecord:
         }
 
     @classmethod
-    def read(cls, record: Mapping[str, Any]) -> TurnRecord:
-        """A stored turn record (any record version) as typed values."""
+    def read(
+        cls, record: Mapping[str, Any], fields: frozenset[str] | None = None
+    ) -> TurnRecord:
+        """A stored turn record (any record version) as typed values; ``fields``: only these
+        are read (the rest keep their defaults), by the same readers (a replay's report
+        reads nine of the 23 for every turn: #17, session seven)."""
         if not isinstance(record, Mapping) or not isinstance(record.get("number"), int):
             raise BadInput("turn record: not a narrative-cli turn (no number)")
-        plan = record.get("plan")
+        chosen = _READERS if fields is None else {k: _READERS[k] for k in fields}
         return TurnRecord(
-            number=record["number"],
-            user_input=str(record.get("user_input") or ""),
-            narrative=str(record.get("narrative") or ""),
-            mode=str(record.get("mode") or ""),
-            rng_stream=_stream(record.get("rng_stream")),
-            plan=Plan.from_json(plan) if isinstance(plan, Mapping) else None,
-            tool_results=[ToolResult.from_dict(r) for r in _items(record, "tool_results")],
-            post_outputs=_texts_by_name(record.get("post_outputs")),
-            events_applied=[EventRecord.from_dict(e) for e in _items(record, "events_applied")],
-            events_rejected=[EventRecord.from_dict(e) for e in _items(record, "events_rejected")],
-            summary_entries=[str(e) for e in _items(record, "summary_entries")],
-            mvu_applied=[PatchRecord.from_dict(p) for p in _items(record, "mvu_applied")],
-            mvu_rejected=[PatchRecord.from_dict(p) for p in _items(record, "mvu_rejected")],
-            mvu_block=str(record.get("mvu_block") or ""),
-            lore=[LoreHit.from_dict(hit) for hit in _items(record, "lore")],
-            lore_rejected=[LoreHit.from_dict(hit) for hit in _items(record, "lore_rejected")],
-            warnings=[str(w) for w in _items(record, "warnings")],
-            budget_cuts=[BudgetCut.from_dict(cut) for cut in _items(record, "budget_cuts")],
-            notes=[str(n) for n in _items(record, "notes")],
-            state_text=str(record.get("state_text") or ""),
-            usage=TurnAccount.from_dict(record.get("usage") or {}),
-            analysis_pending=_pending(record.get("analysis_pending")),
-            speakers=[Spoken.from_dict(item) for item in _items(record, "speakers")],
+            number=record["number"], **{name: read(record) for name, read in chosen.items()}
         )
+
+
+def _plan(record: Mapping[str, Any]) -> Plan | None:
+    plan = record.get("plan")
+    return Plan.from_json(plan) if isinstance(plan, Mapping) else None
+
+
+# Each field of a stored record and its reader (``TurnRecord.read``), in the record's order.
+_READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "user_input": lambda r: str(r.get("user_input") or ""),
+    "narrative": lambda r: str(r.get("narrative") or ""),
+    "mode": lambda r: str(r.get("mode") or ""),
+    "rng_stream": lambda r: _stream(r.get("rng_stream")),
+    "plan": _plan,
+    "tool_results": lambda r: [ToolResult.from_dict(x) for x in _items(r, "tool_results")],
+    "post_outputs": lambda r: _texts_by_name(r.get("post_outputs")),
+    "events_applied": lambda r: [EventRecord.from_dict(e) for e in _items(r, "events_applied")],
+    "events_rejected": lambda r: [EventRecord.from_dict(e) for e in _items(r, "events_rejected")],
+    "summary_entries": lambda r: [str(e) for e in _items(r, "summary_entries")],
+    "mvu_applied": lambda r: [PatchRecord.from_dict(p) for p in _items(r, "mvu_applied")],
+    "mvu_rejected": lambda r: [PatchRecord.from_dict(p) for p in _items(r, "mvu_rejected")],
+    "mvu_block": lambda r: str(r.get("mvu_block") or ""),
+    "lore": lambda r: [LoreHit.from_dict(hit) for hit in _items(r, "lore")],
+    "lore_rejected": lambda r: [LoreHit.from_dict(hit) for hit in _items(r, "lore_rejected")],
+    "warnings": lambda r: [str(w) for w in _items(r, "warnings")],
+    "budget_cuts": lambda r: [BudgetCut.from_dict(cut) for cut in _items(r, "budget_cuts")],
+    "notes": lambda r: [str(n) for n in _items(r, "notes")],
+    "state_text": lambda r: str(r.get("state_text") or ""),
+    "usage": lambda r: TurnAccount.from_dict(r.get("usage") or {}),
+    "analysis_pending": lambda r: _pending(r.get("analysis_pending")),
+    "speakers": lambda r: [Spoken.from_dict(item) for item in _items(r, "speakers")],
+}
 
 
 @dataclass

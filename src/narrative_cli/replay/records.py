@@ -26,10 +26,19 @@ BATCH = 50
 class StoredRecords(Sequence[TurnRecord]):
     """Turns 1..``turns`` of session ``session_id`` in the store at ``path``, as records."""
 
-    def __init__(self, path: Path, session_id: int, turns: int) -> None:
+    def __init__(
+        self, path: Path, session_id: int, turns: int, fields: frozenset[str] | None = None
+    ) -> None:
         self.path = path
         self.session_id = session_id
         self.turns = turns
+        self.fields = fields  # only these fields of each record are read (None: all)
+
+    def only(self, fields: frozenset[str]) -> StoredRecords:
+        """The same turns with only ``fields`` read (``TurnRecord.read``): a report that
+        needs eight of a record's fields skips building the plan, tool results, lore
+        hits and patches of every turn (#17, session seven)."""
+        return StoredRecords(self.path, self.session_id, self.turns, fields)
 
     def __len__(self) -> int:
         return self.turns
@@ -71,4 +80,4 @@ class StoredRecords(Sequence[TurnRecord]):
             with SessionStore(self.path) as opened:
                 return self._read(first, last, opened)
         found = store.records(self.session_id, first, last)
-        return [TurnRecord.read(record) for record in found]
+        return [TurnRecord.read(record, self.fields) for record in found]

@@ -32,6 +32,7 @@ from narrative_cli.errors import BadInput
 from narrative_cli.load import files
 from narrative_cli.pipeline.accounting import AgentUsage, Price, TurnAccount, estimate_cost
 from narrative_cli.pipeline.records import TurnRecord
+from narrative_cli.replay.records import StoredRecords
 from narrative_cli.replay.runner import LogOutcome, ReplayRun
 from narrative_cli.state.engine import EventRecord
 from narrative_cli.state.summaries import SummaryStore
@@ -79,7 +80,10 @@ def log_report(
     entries: list[dict[str, Any]] = []
     agents: dict[str, AgentUsage] = {}  # one pass: the records are read from the store as it goes
     summed = _TurnTotals()
-    for record in outcome.records:
+    records = outcome.records
+    if isinstance(records, StoredRecords):
+        records = records.only(REPORT_FIELDS)
+    for record in records:
         entry = turn_report(record, prices)
         summed.add(entry)
         if turns:
@@ -137,8 +141,15 @@ class _TurnTotals:
         return found
 
 
+# The fields of a turn record that ``turn_report`` and ``_add_usage`` read.
+REPORT_FIELDS = frozenset(
+    ("user_input", "mode", "usage", "warnings", "events_rejected", "summary_entries",
+     "state_text", "narrative")
+)  # fmt: skip
+
+
 def turn_report(record: TurnRecord, prices: Prices | None = None) -> dict[str, Any]:
-    """One turn from its stored record."""
+    """One turn from its stored record (reads only ``REPORT_FIELDS`` and its number)."""
     account = record.usage
     total = account.total()
     warnings = list(record.warnings)

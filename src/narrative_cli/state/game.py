@@ -8,6 +8,7 @@ raises ``StoreError`` naming the bad one.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from narrative_cli.errors import StoreError
 from narrative_cli.safetext import finite_copy
 from narrative_cli.shared_items import KnownJson, compact_json
+from narrative_cli.state.slide import Slide
 
 EVENT_LOG_LIMIT = 200
 START_LOCATION = {"zh": "起点", "en": "Start"}
@@ -66,10 +68,11 @@ class StoredEvent(KnownJson):
     log was encoded anew every turn: #17, session five). It is a plain ``dict`` to JSON and
     to everything else.
 
-    A change to the object itself is noted as it happens (its methods that change a dict);
-    its ``time`` and ``notes`` are its own copies, compared with the record's. Comparing the
-    whole object with the record's JSON, as before, was 6% of a replayed turn: 600 checks a
-    turn (#17, session six)."""
+    A change to the object is noted as it happens (its methods that change a dict), and so is
+    a change to its ``time`` and ``notes``, which are its own ``_Noted`` copies that tell it
+    (#17, session seven: comparing them with the record's was most of the 600 checks a turn,
+    4% of a replayed turn). A copy (``copy``, ``deepcopy``, pickle) counts as changed: it is
+    not the object the record gave."""
 
     __slots__ = ("record", "touched")
 
@@ -77,14 +80,14 @@ class StoredEvent(KnownJson):
     touched: bool
 
     def known_json(self) -> bytes | None:
-        return self.record.json_bytes() if self.unchanged() else None
+        return None if getattr(self, "touched", True) else self.record.json_bytes()
 
     def unchanged(self) -> bool:
         """Still what ``to_dict`` gave: not changed itself, nor its ``time`` and ``notes``."""
-        if getattr(self, "touched", True):
-            return False
-        stored = self.record._json()
-        return self["time"] == stored["time"] and self.get("notes") == stored.get("notes")
+        return not getattr(self, "touched", True)
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        return None, {"record": getattr(self, "record", None), "touched": True}
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.touched = True
@@ -120,6 +123,123 @@ class StoredEvent(KnownJson):
         super().update(*args, **kwargs)
 
 
+def _note(noted: _NotedDict | _NotedList) -> None:
+    """Mark the ``StoredEvent`` holding ``noted`` as changed (none yet while being copied)."""
+    owner = getattr(noted, "owner", None)
+    if owner is not None:
+        owner.touched = True
+
+
+class _NotedDict(dict[str, Any]):
+    """A ``StoredEvent``'s ``time``: a dict that marks its owner changed when it changes."""
+
+    __slots__ = ("owner",)
+
+    owner: StoredEvent | None
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        return None, {"owner": None}  # a copy is nobody's
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        _note(self)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        _note(self)
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> _NotedDict:  # type: ignore[override,misc]
+        _note(self)
+        super().__ior__(other)
+        return self
+
+    def clear(self) -> None:
+        _note(self)
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        _note(self)
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, Any]:
+        _note(self)
+        return super().popitem()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        _note(self)
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        _note(self)
+        super().update(*args, **kwargs)
+
+
+class _NotedList(list[Any]):
+    """A ``StoredEvent``'s ``notes``: a list that marks its owner changed when it changes."""
+
+    __slots__ = ("owner",)
+
+    owner: StoredEvent | None
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        return None, {"owner": None}  # a copy is nobody's
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _note(self)
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        _note(self)
+        super().__delitem__(index)
+
+    def __iadd__(self, other: Any) -> _NotedList:  # type: ignore[misc]
+        _note(self)
+        super().__iadd__(other)
+        return self
+
+    def __imul__(self, count: Any) -> _NotedList:  # type: ignore[misc]
+        _note(self)
+        super().__imul__(count)
+        return self
+
+    def append(self, item: Any) -> None:
+        _note(self)
+        super().append(item)
+
+    def extend(self, items: Any) -> None:
+        _note(self)
+        super().extend(items)
+
+    def insert(self, index: Any, item: Any) -> None:
+        _note(self)
+        super().insert(index, item)
+
+    def pop(self, *args: Any) -> Any:
+        _note(self)
+        return super().pop(*args)
+
+    def remove(self, item: Any) -> None:
+        _note(self)
+        super().remove(item)
+
+    def clear(self) -> None:
+        _note(self)
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        _note(self)
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        _note(self)
+        super().reverse()
+
+
+def _noted(container: _NotedDict | _NotedList, owner: StoredEvent) -> Any:
+    container.owner = owner
+    return container
+
+
 @dataclass(frozen=True)
 class EventRecord:
     """One proposed event and what became of it; ``time`` is the clock before it.
@@ -147,13 +267,13 @@ class EventRecord:
         turn's snapshot holds the 200-record log: making each anew was 5% of a replayed turn,
         #17 session five), else a new one."""
         given = self._given
-        if given is not None and given.unchanged():
+        if given is not None and not given.touched:
             return given
         stored = self._json()
         data = StoredEvent(stored)
-        data["time"] = dict(stored["time"])
+        data["time"] = _noted(_NotedDict(stored["time"]), data)
         if self.notes:
-            data["notes"] = list(self.notes)
+            data["notes"] = _noted(_NotedList(self.notes), data)
         data.record = self
         data.touched = False
         object.__setattr__(self, "_given", data)
@@ -189,7 +309,7 @@ class EventRecord:
 
     @classmethod
     def from_dict(cls, data: Any) -> EventRecord:
-        if isinstance(data, StoredEvent) and data.unchanged():
+        if type(data) is StoredEvent and not getattr(data, "touched", True):
             return data.record  # unchanged since this process wrote it
         record = _mapping(data, "event_log record")
         return cls(
@@ -251,7 +371,7 @@ class GameState:
             "relationships": dict(self.relationships),
             "quests": {key: _quest_dict(quest) for key, quest in self.quests.items()},
             "flags": copy.deepcopy(self.flags),
-            "event_log": [r._json() for r in log] if shared else [r.to_dict() for r in log],
+            "event_log": _SHARED.map(log, EventRecord._json) if shared else _given(log),
             "known_locations": list(self.known_locations),
             "known_npcs": list(self.known_npcs),
         }
@@ -271,12 +391,44 @@ class GameState:
                 for key, value in _mapping(state.get("quests", {}), "quests").items()
             },
             flags=dict(copy.deepcopy(_mapping(state.get("flags", {}), "flags"))),
-            event_log=[EventRecord.from_dict(item) for item in _list(log, "event_log")][
-                -EVENT_LOG_LIMIT:
-            ],
+            event_log=_records(_list(log, "event_log"))[-EVENT_LOG_LIMIT:],
             known_locations=_names(state, "known_locations", "knownLocations"),
             known_npcs=_names(state, "known_npcs", "knownNpcs"),
         )
+
+
+# The event log's records as JSON objects and back, remembered for the very same records
+# (``state.slide``): the log slides by one record a turn.
+
+_SHARED: Slide[EventRecord, dict[str, Any]] = Slide()  # a record → its own JSON object
+_GIVEN: Slide[EventRecord, StoredEvent] = Slide()  # a record → the object to_dict gave
+_READ: Slide[Any, EventRecord] = Slide()  # an object to_dict gave → its record
+_TOUCHED = operator.attrgetter("touched")
+
+
+def _given(log: list[EventRecord]) -> list[dict[str, Any]]:
+    """``[r.to_dict() for r in log]``: the objects given last time for the same records
+    while none of them was changed (``to_dict`` gives a changed one's record a new one)."""
+    known = _GIVEN.known(log)
+    if any(map(_TOUCHED, known)):
+        known = []
+    made = known + [record.to_dict() for record in log[len(known) :]]
+    _GIVEN.keep(log, made)  # type: ignore[arg-type]  # to_dict gives a StoredEvent
+    return made
+
+
+def _records(items: list[Any]) -> list[EventRecord]:
+    """``[EventRecord.from_dict(item) for item in items]``: the records of the objects read
+    last time, for the very same objects none of which was changed since."""
+    known = _READ.known(items)
+    if any(map(_TOUCHED, items[: len(known)])):
+        known = []
+    made = known + [EventRecord.from_dict(item) for item in items[len(known) :]]
+    if set(map(type, items)) <= {StoredEvent}:  # what is kept is only for these objects
+        _READ.keep(items, made)
+    else:
+        _READ.keep((), [])
+    return made
 
 
 # Reading saved states.

@@ -21,16 +21,22 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import compress as chosen
 from typing import Any
 
 from narrative_cli.errors import StoreError
 from narrative_cli.shared_items import KnownJson, SharedItems
+from narrative_cli.state.slide import Slide
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
 CHUNK_ITEMS = 32  # items per list chunk, on average
 CHUNK_MAX_ITEMS = 4 * CHUNK_ITEMS
 CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
 COMPRESS_LEVEL = 6
+# A snapshot's new blobs each turn (the 7 KB RNG state, the event log's first and last
+# chunks): level 1 compresses them in 60% of level 6's time, 1.4% larger on a replayed
+# story (#17, session seven). Any level reads back alike.
+BLOB_LEVEL = 1
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -74,8 +80,8 @@ def decode(data: bytes) -> Any:
         raise StoreError(f"a stored value is damaged: {exc}") from exc
 
 
-def compress(data: bytes) -> bytes:
-    return zlib.compress(data, COMPRESS_LEVEL)
+def compress(data: bytes, level: int = COMPRESS_LEVEL) -> bytes:
+    return zlib.compress(data, level)
 
 
 def decompress(data: bytes) -> bytes:
@@ -118,6 +124,9 @@ class _ListMemo:
     closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
     open_start: int
     values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
+    # every chunk of the list, by its items' JSON: (chunk JSON, digest)
+    chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
+    hits: list[bool] = field(default_factory=list)  # whether a chunk ends after each item
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -158,6 +167,8 @@ def _pack(
     again: encoding each level's whole subtree anew made a snapshot's small nested values
     (the variables, the game state) be encoded once per level of depth."""
     if isinstance(value, dict):
+        if not _holds_long_list(value):
+            return _plain_dict(value, blobs, path)
         children: dict[str, dict[str, Any]] = {}
         parts: list[bytes] | None = []
         for key, item in value.items():
@@ -177,13 +188,113 @@ def _pack(
         if memo is not None:  # the last list's very items, then new ones: only those encoded
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         elif isinstance(value[0], KnownJson):  # objects that know their JSON (the event log)
-            items = [_item_json(item) for item in value]
+            items = _known_items(value, path)
         data = dumps(value) if items is None else b"[" + b",".join(items) + b"]"
         if len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}, None
         chunks = _list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
+    if type(value) is list and any(type(i) is list and len(i) > CHUNK_ITEMS for i in value):
+        return _inline_or_blob(value, _short_list_json(value, path), blobs)
     return _inline_or_blob(value, dumps(value), blobs)
+
+
+def _short_list_json(value: list[Any], path: tuple[str, ...]) -> bytes:
+    """``dumps(value)`` of a short list holding a long one (the RNG state: its version, 625
+    numbers, its Gaussian), the long one's JSON taken from ``_int_list_json``."""
+    parts = []
+    for place, item in enumerate(value):
+        if type(item) is list and len(item) > CHUNK_ITEMS:
+            parts.append(_int_list_json(item, (*path, str(place))))
+        else:
+            parts.append(dumps(item))
+    return b"[" + b",".join(parts) + b"]"
+
+
+# The last list of whole numbers at a place (the RNG's 624 words and its index) and its JSON
+# up to its last number: the words change only when the generator has used them all, the
+# index every turn, so most turns' JSON is the last one's with another last number (#17,
+# session seven).
+_INTS: dict[tuple[str, ...], tuple[list[int], bytes]] = {}
+
+
+def _int_list_json(items: list[Any], path: tuple[str, ...]) -> bytes:
+    """``dumps(items)``; for a list of ints (``int`` itself: no ``bool``) like the last one at
+    ``path`` but for its last number, made from the last one's JSON."""
+    if set(map(type, items)) != {int}:
+        return dumps(items)
+    last = _INTS.get(path)
+    if last is not None and len(items) == len(last[0]) and items[:-1] == last[0][:-1]:
+        return last[1] + b"," + dumps(items[-1]) + b"]"
+    data = dumps(items)
+    if len(_INTS) >= _LISTS_KEPT:
+        _INTS.clear()
+    _INTS[path] = (list(items), data[: data.rindex(b",")])
+    return data
+
+
+def _holds_long_list(value: dict[Any, Any] | list[Any]) -> bool:
+    """Whether a list of more than ``CHUNK_ITEMS`` items is anywhere inside ``value`` (the one
+    thing that packs a dict otherwise than by the sizes of its JSON and its children's); a
+    value too deep to look through counts as holding one."""
+    try:
+        return _long_list_inside(value)
+    except RecursionError:
+        return True
+
+
+def _long_list_inside(value: dict[Any, Any] | list[Any]) -> bool:
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, dict):
+            if _long_list_inside(item):
+                return True
+        elif isinstance(item, list) and (len(item) > CHUNK_ITEMS or _long_list_inside(item)):
+            return True
+    return False
+
+
+def _plain_dict(
+    value: dict[Any, Any], blobs: dict[bytes, bytes], path: tuple[str, ...]
+) -> tuple[dict[str, Any], bytes | None]:
+    """``_pack`` of a dict without long lists inside (#17, session seven): its JSON first, in
+    one C call, which is the node when it is small enough to be inline; if not (or if it was
+    not last time at ``path``: ``_LARGE``), its children's, joined into its own, to learn
+    whether it is inline, one blob (every child inline) or a ``{"d": …}``. The node is the
+    one packing it from its leaves up gives (a dict's JSON is its children's joined), without
+    a Python call for each of its leaves: the MVU schema and variables were most of a
+    snapshot's 120 nodes."""
+    if path not in _LARGE:
+        data = dumps(value)
+        if len(data) <= INLINE_LIMIT:
+            return {"v": value}, data
+        if len(_LARGE) >= 4096:
+            _LARGE.clear()
+        _LARGE.add(path)
+    children: dict[str, dict[str, Any]] = {}
+    parts: list[bytes] | None = []
+    for key, item in value.items():
+        name = _key(key)
+        known: bytes | None
+        if isinstance(item, dict):
+            child, known = _plain_dict(item, blobs, (*path, name))
+        else:
+            child, known = _inline_or_blob(item, dumps(item), blobs)
+        children[name] = child
+        if parts is not None and known is not None:
+            parts.append(_key_json(name) + known)
+        else:
+            parts = None
+    if parts is None:
+        return {"d": children}, None
+    whole = b"{" + b",".join(parts) + b"}"
+    if len(whole) <= INLINE_LIMIT:
+        _LARGE.discard(path)
+    return _inline_or_blob(value, whole, blobs)
+
+
+# Places in the snapshot whose dict was too large to be inline last time: their children's
+# JSON is made first (encoding the whole dict, then each child again, encoded it twice).
+_LARGE: set[tuple[str, ...]] = set()
 
 
 def _inline_or_blob(
@@ -231,20 +342,68 @@ def _list_chunks(
             items = [dumps(item) for item in value]
     if memo is not None and _starts_with(items, memo.items):
         closed, start = list(memo.closed), memo.open_start
+        hits = memo.hits + _hits(items[len(memo.items) :], {})
     else:  # not the last list with items appended (a log that drops its oldest): cut anew
         closed, start = [], 0
+        last = {} if memo is None else dict(zip(memo.items, memo.hits, strict=True))
+        hits = _hits(items, last)
+    known = memo.chunks if memo is not None else {}
+    made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
     tail: list[tuple[bytes, bytes]] = []
-    for end, chunk in _cuts(items, start):
-        if end < len(items) or _is_cut(items[end - 1], end - start):
-            closed.append((chunk, digest(chunk)))
+    for begin, end, cut in _cuts(len(items), start, hits):
+        chunk = _chunk(items, begin, end, known, made)
+        if cut:
+            closed.append(chunk)
             start = end
         else:  # the last chunk, still open: the next items may join it
-            tail.append((chunk, digest(chunk)))
+            tail.append(chunk)
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    _LISTS[path] = _ListMemo(data, items, closed, start, shared)
+    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made, hits)
     return closed + tail
+
+
+def _chunk(
+    items: list[bytes],
+    begin: int,
+    end: int,
+    known: dict[tuple[bytes, ...], tuple[bytes, bytes]],
+    made: dict[tuple[bytes, ...], tuple[bytes, bytes]],
+) -> tuple[bytes, bytes]:
+    """The JSON and digest of the chunk ``items[begin:end]``: those of the last list's chunk
+    of the same items when it had one (a log that drops its oldest record keeps all its
+    chunks but the first and the last: #17, session seven), else made now."""
+    key = tuple(items[begin:end])
+    found = known.get(key)
+    if found is None:
+        data = b"[" + b",".join(key) + b"]"
+        found = (data, digest(data))
+    made[key] = found
+    return found
+
+
+# The items' JSON of the last list of objects that know their JSON, by place in the value:
+# the event log slides by one record a turn, so all its items but the newest are the very
+# objects of the last turn's log (#17, session seven).
+_KNOWN: dict[tuple[str, ...], Slide[Any, bytes]] = {}
+_TOUCHED = operator.attrgetter("touched")
+
+
+def _known_items(value: list[Any], path: tuple[str, ...]) -> list[bytes]:
+    """``[_item_json(item) for item in value]``, taking the JSON of the very objects the last
+    list at ``path`` held when none of them changed since (``KnownJson.touched``)."""
+    slide = _KNOWN.get(path)
+    if slide is None:
+        if len(_KNOWN) >= _LISTS_KEPT:
+            _KNOWN.clear()
+        slide = _KNOWN[path] = Slide()
+    known = slide.known(value)
+    if known and any(map(_TOUCHED, value[: len(known)])):
+        known = []
+    made = known + [_item_json(item) for item in value[len(known) :]]
+    slide.keep(value, made)
+    return made
 
 
 def _item_json(item: Any) -> bytes:
@@ -265,26 +424,46 @@ def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
     return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
 
 
-def _is_cut(item: bytes, size: int) -> bool:
-    """Whether a chunk ends after ``item``, the ``size``-th item of its chunk."""
-    return zlib.crc32(item) % CHUNK_ITEMS == 0 or size >= CHUNK_MAX_ITEMS
+def _cuts(size: int, start: int, hits: list[bool]) -> list[tuple[int, int, bool]]:
+    """The items from ``start`` on (of ``size``) cut where an item's own hash says so
+    (``hits``: each item's ``_hit``), so cuts move with the items: (first index, end index,
+    whether it is closed) for each chunk; the last one may be open.
 
-
-def _cuts(items: list[bytes], start: int) -> list[tuple[int, bytes]]:
-    """``items[start:]`` cut where an item's own hash says so, so cuts move with the items:
-    (end index, chunk JSON) for each chunk, the last one possibly still open.
-
-    Appending touches only the last chunk; dropping items from the front (a log that keeps
-    its last N entries) touches only the first one.
-    """
-    chunks: list[tuple[int, bytes]] = []
-    for index in range(start, len(items)):
-        if _is_cut(items[index], index + 1 - start):
-            chunks.append((index + 1, b"[" + b",".join(items[start : index + 1]) + b"]"))
-            start = index + 1
-    if start < len(items):
-        chunks.append((len(items), b"[" + b",".join(items[start:]) + b"]"))
+    A chunk ends after an item whose CRC-32 is a multiple of ``CHUNK_ITEMS`` or when it has
+    ``CHUNK_MAX_ITEMS`` items. Appending touches only the last chunk; dropping items from the
+    front (a log that keeps its last N entries) touches only the first one."""
+    chunks: list[tuple[int, int, bool]] = []
+    begin = start
+    for index in chosen(range(start, size), hits[start:]):
+        while index + 1 - begin > CHUNK_MAX_ITEMS:
+            chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+            begin += CHUNK_MAX_ITEMS
+        chunks.append((begin, index + 1, True))
+        begin = index + 1
+    while size - begin >= CHUNK_MAX_ITEMS:
+        chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+        begin += CHUNK_MAX_ITEMS
+    if begin < size:
+        chunks.append((begin, size, False))
     return chunks
+
+
+def _hits(items: list[bytes], known: dict[bytes, bool]) -> list[bool]:
+    """Whether a chunk ends after each item: ``known`` (the last list's, by item JSON) for the
+    items it had, the CRC test for the new ones only (found in C, not one by one)."""
+    hits: list[bool | None] = list(map(known.get, items))
+    index = _next_unknown(hits, 0)
+    while index is not None:
+        hits[index] = zlib.crc32(items[index]) % CHUNK_ITEMS == 0
+        index = _next_unknown(hits, index + 1)
+    return hits  # type: ignore[return-value]  # no None is left
+
+
+def _next_unknown(hits: list[bool | None], start: int) -> int | None:
+    try:
+        return hits.index(None, start)
+    except ValueError:
+        return None
 
 
 def _keep(data: bytes, key: bytes, blobs: dict[bytes, bytes]) -> str:

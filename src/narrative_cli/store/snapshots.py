@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from narrative_cli.store.blobs import (
+    BLOB_LEVEL,
     Packed,
     compress,
     count_hashes,
@@ -28,13 +29,13 @@ def save_blobs(conn: sqlite3.Connection, packed: Packed) -> None:
     """Store a packed snapshot's blobs, or count one more reference to those already stored."""
     hashes = packed.hashes
     known = _existing(conn, hashes)
-    conn.executemany(
-        "UPDATE blob_refs SET refs = refs + 1 WHERE hash = ?", [(h,) for h in hashes if h in known]
-    )
+    for group in _groups([h for h in hashes if h in known]):  # one statement, not one a blob
+        marks = ",".join("?" * len(group))
+        conn.execute(f"UPDATE blob_refs SET refs = refs + 1 WHERE hash IN ({marks})", group)
     fresh = [h for h in hashes if h not in known]
     conn.executemany(
         "INSERT INTO blobs (hash, data) VALUES (?, ?)",
-        [(h, compress(packed.blobs[h])) for h in fresh],
+        [(h, compress(packed.blobs[h], BLOB_LEVEL)) for h in fresh],
     )
     conn.executemany("INSERT INTO blob_refs (hash, refs) VALUES (?, 1)", [(h,) for h in fresh])
 
