@@ -9,6 +9,7 @@ model's constrained output ends before ``max_tokens`` cuts it off (local-model.m
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 MVU_OPS: tuple[str, ...] = ("replace", "delta", "insert", "add", "remove", "move")
@@ -158,13 +159,13 @@ def response_format(name: str) -> dict[str, Any]:
     The schema without them is made once per name (the schemas are constants, and a request
     only reads and encodes it): made anew for every call, it was 0.5% of a replayed turn.
     """
-    schema = _SENT.get(name)
-    if schema is None:
-        schema = _SENT[name] = _without_defaults(SCHEMAS[name])
-    return {"name": name, "schema": schema}
+    return {"name": name, "schema": _sent_schema(name)}
 
 
-_SENT: dict[str, Any] = {}  # response_format's schemas, by name
+@cache
+def _sent_schema(name: str) -> Any:
+    """Schema ``name`` without its defaults, made once (shared: nothing changes it)."""
+    return _without_defaults(SCHEMAS[name])
 
 
 def _without_defaults(node: Any) -> Any:

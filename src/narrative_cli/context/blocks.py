@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from narrative_cli.domain_chat import Message, Role
 from narrative_cli.tokens import estimate_tokens
@@ -48,22 +49,12 @@ def tagged(tag: str, text: str, *, stable: bool = False, name: str = "") -> Bloc
     return Block(name=name or tag, text=text, tag=tag, stable=stable)
 
 
+@lru_cache(maxsize=512)
 def plain(name: str, text: str, *, stable: bool = False) -> Block:
     """An untagged block of plain text (instructions, preset text). Blocks are frozen, so the
     same one is given for the same name, text and mark: most are fixed instructions, made for
     every agent's prompt every turn (#17, session seven)."""
-    key = (name, text, stable)
-    block = _PLAIN.get(key)
-    if block is None:
-        block = Block(name=name, text=text, stable=stable)
-        if len(_PLAIN) >= _PLAIN_KEPT:
-            _PLAIN.clear()
-        _PLAIN[key] = block
-    return block
-
-
-_PLAIN: dict[tuple[str, str, bool], Block] = {}
-_PLAIN_KEPT = 512
+    return Block(name=name, text=text, stable=stable)
 
 
 @dataclass(frozen=True)

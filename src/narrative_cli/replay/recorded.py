@@ -24,6 +24,7 @@ import json
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -132,26 +133,20 @@ class Sent:
 # stable head, the older turns of the writer's chat) are the same turn to turn, and encoding
 # them again was 2% of a replayed turn (#17, session seven). Hashing a text is several times
 # cheaper than encoding it. The least recently used go first (a turn sends 20-30 messages).
-_MESSAGES: dict[tuple[tuple[str, object], ...], bytes] = {}
-_MESSAGES_KEPT = 128
-_MESSAGES_LOCK = threading.Lock()
 _ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
 
 
 def _message_json(message: dict[str, str]) -> bytes:
     """``json.dumps(message, ensure_ascii=False)`` in UTF-8, remembered for string values."""
-    key = tuple(message.items())
-    if not all(type(value) is str for _, value in key):
+    items = tuple(message.items())
+    if not all(type(value) is str for _, value in items):
         return _ENCODER.encode(message).encode("utf-8")
-    with _MESSAGES_LOCK:  # replays of several logs run in threads
-        known = _MESSAGES.pop(key, None)
-    if known is None:
-        known = _ENCODER.encode(message).encode("utf-8")
-    with _MESSAGES_LOCK:
-        if len(_MESSAGES) >= _MESSAGES_KEPT:
-            del _MESSAGES[next(iter(_MESSAGES))]
-        _MESSAGES[key] = known  # (again) the newest
-    return known
+    return _items_json(items)
+
+
+@lru_cache(maxsize=128)
+def _items_json(items: tuple[tuple[str, str], ...]) -> bytes:
+    return _ENCODER.encode(dict(items)).encode("utf-8")
 
 
 @dataclass(frozen=True)

@@ -169,19 +169,10 @@ def _pack(
     if isinstance(value, dict):
         if not _holds_long_list(value):
             return _plain_dict(value, blobs, path)
-        children: dict[str, dict[str, Any]] = {}
-        parts: list[bytes] | None = []
-        for key, item in value.items():
-            name = _key(key)
-            child, data = _pack(item, blobs, (*path, name))
-            children[name] = child
-            if parts is not None and data is not None:
-                parts.append(_key_json(name) + data)
-            else:
-                parts = None
-        if parts is None:
+        children, whole = _children(value, path, lambda item, at: _pack(item, blobs, at))
+        if whole is None:
             return {"d": children}, None
-        return _inline_or_blob(value, b"{" + b",".join(parts) + b"}", blobs)
+        return _inline_or_blob(value, whole, blobs)
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
         memo = _shared_prefix(value, path)
         items = None
@@ -270,26 +261,39 @@ def _plain_dict(
         if len(_LARGE) >= 4096:
             _LARGE.clear()
         _LARGE.add(path)
+
+    def pack(item: Any, at: tuple[str, ...]) -> tuple[dict[str, Any], bytes | None]:
+        if isinstance(item, dict):
+            return _plain_dict(item, blobs, at)
+        return _inline_or_blob(item, dumps(item), blobs)
+
+    children, whole = _children(value, path, pack)
+    if whole is None:
+        return {"d": children}, None
+    if len(whole) <= INLINE_LIMIT:
+        _LARGE.discard(path)
+    return _inline_or_blob(value, whole, blobs)
+
+
+def _children(
+    value: dict[Any, Any],
+    path: tuple[str, ...],
+    pack: Callable[[Any, tuple[str, ...]], tuple[dict[str, Any], bytes | None]],
+) -> tuple[dict[str, dict[str, Any]], bytes | None]:
+    """Each child of the dict ``value`` packed by ``pack`` (at its place under ``path``), and
+    the dict's JSON joined from theirs; None when a child is not inline (a blob or a list of
+    chunks), so the dict is a ``{"d": …}`` node."""
     children: dict[str, dict[str, Any]] = {}
     parts: list[bytes] | None = []
     for key, item in value.items():
         name = _key(key)
-        known: bytes | None
-        if isinstance(item, dict):
-            child, known = _plain_dict(item, blobs, (*path, name))
-        else:
-            child, known = _inline_or_blob(item, dumps(item), blobs)
+        child, data = pack(item, (*path, name))
         children[name] = child
-        if parts is not None and known is not None:
-            parts.append(_key_json(name) + known)
+        if parts is not None and data is not None:
+            parts.append(_key_json(name) + data)
         else:
             parts = None
-    if parts is None:
-        return {"d": children}, None
-    whole = b"{" + b",".join(parts) + b"}"
-    if len(whole) <= INLINE_LIMIT:
-        _LARGE.discard(path)
-    return _inline_or_blob(value, whole, blobs)
+    return children, None if parts is None else b"{" + b",".join(parts) + b"}"
 
 
 # Places in the snapshot whose dict was too large to be inline last time: their children's
