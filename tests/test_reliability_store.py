@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -205,7 +206,9 @@ def test_the_lock_dies_with_its_process(
         while time.monotonic() < deadline and f"pid {holder.pid}" not in _read(lock):
             time.sleep(0.1)
         refused = narrative(scripted_server, "run", "--resume", "1", stdin="I knock.\n")
-        assert refused.returncode == 1 and f"pid {holder.pid}" in refused.stderr
+        assert refused.returncode == 1 and f"pid {holder.pid} on {socket.gethostname()}" in (
+            refused.stderr
+        )
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=30)
     finally:

@@ -17,6 +17,7 @@ from narrative_cli.cli.app import main
 from narrative_cli.pipeline.trace import read_calls
 
 from .servers import ScriptedServer
+from .test_cli_help import PROBE
 from .test_replay import install, st_log, story_card
 
 SECRET = "sk-test-replay-0123456789abcdef"
@@ -87,6 +88,34 @@ def test_drift_exits_1_naming_the_turn_and_block(tmp_path: Path) -> None:
     assert "hint: the card, lore, settings or prompt templates changed" in drifted.stderr
     assert "Traceback" not in drifted.stderr
     assert "failed" in drifted.stdout
+
+
+# A plain log replayed from its trace needs none of these: a price table's YAML, an HTTP
+# date's parser, package resources (tempfile, zipfile), the socket module for one host name,
+# the imported-chat catch-up (issue 17: replay start-up).
+NOT_FOR_A_PLAIN_REPLAY = (
+    "yaml", "email.utils", "importlib.resources", "socket",
+    "narrative_cli.replay.imported", "narrative_cli.pipeline.catch_up",
+)  # fmt: skip
+
+
+def test_a_plain_replay_from_its_trace_loads_only_what_it_uses(tmp_path: Path) -> None:
+    card, log, trace = story_card(tmp_path), st_log(tmp_path, "ferry"), tmp_path / "t"
+    with ScriptedServer() as server:
+        install(server)
+        recorded = narrative("replay", log, "--card", card, *live_flags(server), "--trace", trace)
+    assert recorded.returncode == 0, recorded.stderr
+
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "replay", str(log), "--card", str(card),
+         "--responses", str(trace)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "120"},
+    )  # fmt: skip
+
+    assert "done" in done.stdout and "error:" not in done.stderr, done.stderr  # it replayed
+    modules = set(done.stderr.rsplit("MODULES ", 1)[1].split("\n", 1)[0].split())
+    assert {"narrative_cli.replay.recorded", "narrative_cli.agents.templates"} <= modules
+    assert sorted(modules.intersection(NOT_FOR_A_PLAIN_REPLAY)) == []
 
 
 def narrative(*args: object) -> subprocess.CompletedProcess[str]:

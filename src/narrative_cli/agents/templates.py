@@ -7,11 +7,12 @@ holds the short labels the prompt builders put around card, persona, history and
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from importlib import resources
+from pathlib import Path
 from string import Template
 
 from narrative_cli.errors import ConfigError
 
+FOLDER = Path(__file__).parent / "templates"
 LANGS: tuple[str, ...] = ("zh", "en")
 LANG_CHOICES: tuple[str, ...] = ("auto", *LANGS)
 
@@ -29,8 +30,9 @@ def pick_language(card_lang: str | None, lang_flag: str | None = "auto") -> str:
 @cache
 def template(lang: str, name: str) -> str:
     """The text of template ``name`` in ``lang``, without its final newline."""
-    folder = resources.files("narrative_cli.agents").joinpath("templates").joinpath(_lang(lang))
-    path = folder.joinpath(f"{name}.txt")
+    # The package's own folder: ``importlib.resources`` would also import ``tempfile`` and
+    # ``zipfile`` (about 25 ms of every command's start) for files that are always on disk.
+    path = FOLDER / _lang(lang) / f"{name}.txt"
     if not path.is_file():
         raise KeyError(f"no prompt template {lang}/{name}.txt")
     return path.read_text(encoding="utf-8").rstrip("\n")

@@ -15,7 +15,6 @@ prompts or state.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -58,6 +57,8 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date is rare; its import is not (calendar, email parsing)
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

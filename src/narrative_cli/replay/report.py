@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from narrative_cli.agents.table import json_agents
 from narrative_cli.errors import BadInput
 from narrative_cli.load import files
@@ -214,6 +212,8 @@ def read_report(path: str | Path) -> dict[str, Any]:
 
 def load_prices(path: str | Path) -> dict[str, Price]:
     """A price table file: agent (or ``*``) → prompt / cached / completion per million."""
+    import yaml  # only a price table needs it: not imported by every replay
+
     text = files.read_text(path, limit=files.MAX_TEXT_BYTES, error=BadInput, kind="price table")
     try:
         data = yaml.safe_load(text)

@@ -45,7 +45,6 @@ from narrative_cli.pipeline.trace import TraceWriter
 from narrative_cli.play import opening
 from narrative_cli.play.controller import PlaySession
 from narrative_cli.play.options import PlayOptions
-from narrative_cli.replay.imported import catch_up_pending, replay_catch_up, store_imported
 from narrative_cli.replay.keys import REPLAY_KEY, find_replay, replay_entry, replay_key
 from narrative_cli.replay.keys import settings_hash as compute_settings_hash
 from narrative_cli.replay.limiter import TokenBucket
@@ -221,11 +220,21 @@ def _batches(shared: _Shared) -> bool:
     return shared.recording is not None and shared.bucket is None and shared.options.jobs <= 1
 
 
+def _catch_up_pending(store: SessionStore, session_id: int, log: ReplayLog) -> bool:
+    """``imported.catch_up_pending``, its module (the catch-up agent's, about 30 ms to import)
+    loaded only for a log that has a catch-up to check."""
+    if not log.catch_up_through:
+        return False
+    from narrative_cli.replay.imported import catch_up_pending
+
+    return catch_up_pending(store, session_id, log)
+
+
 def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcome:
     key = replay_key(log, shared.card_hash, shared.run_hash)
     existing = find_replay(store, key)
     total = len(log.turns)
-    if existing is not None and existing.last_turn >= total and not catch_up_pending(
+    if existing is not None and existing.last_turn >= total and not _catch_up_pending(
         store, existing.id, log
     ):
         return _outcome(store, log, existing.id, SKIPPED)
@@ -243,6 +252,8 @@ def _play_log(log: ReplayLog, shared: _Shared, store: SessionStore) -> LogOutcom
         if log.imported:  # an imported session's old turns first, on the first one's clock
             moment = turn_clock(log, 0)
             play.story.clock = lambda: moment
+            from narrative_cli.replay.imported import replay_catch_up
+
             replay_catch_up(play, log, recorded)
         for index in range(play.turn, total):
             if shared.cancel.is_set():
@@ -328,6 +339,8 @@ def _open(
             card_hash=shared.card_hash,
         )
         if log.imported:
+            from narrative_cli.replay.imported import store_imported
+
             store_imported(play, log)
     if shared.options.play.trace:
         play.trace = TraceWriter(

@@ -15,7 +15,6 @@ Where ``fcntl`` is missing (Windows) ``msvcrt.locking`` on the file's first byte
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import IO
@@ -59,7 +58,7 @@ class SessionLock:
             )
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        handle.write(f"pid {os.getpid()} on {_host()}\n")
         handle.flush()
         self._handle = handle
         held.hold(self.path, HELD_AS)
@@ -82,6 +81,16 @@ class SessionLock:
     @property
     def locked(self) -> bool:
         return self._handle is not None
+
+
+def _host() -> str:
+    """This machine's name for the lock file's note (``os.uname`` where there is one: the
+    ``socket`` module is not imported by every command for one name)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
 
 
 def is_locked(database: Path, session_id: int) -> bool:

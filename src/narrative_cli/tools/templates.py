@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from narrative_cli.context.ejs import TemplateSyntaxError, compile_template, has_template
@@ -263,4 +263,4 @@ def _lore_payload(entries: Sequence[LoreData]) -> list[dict[str, Any]]:
 
 @cache
 def _runtime() -> str:
-    return files("narrative_cli.tools").joinpath("template_runtime.js").read_text("utf-8")
+    return Path(__file__).with_name("template_runtime.js").read_text("utf-8")
