@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from narrative_cli.cli import options as opts
 from narrative_cli.cli.help import AUTHOR, argument, command, option
 from narrative_cli.cli.types import DECIMAL, PATH, WHOLE_NUMBER, Whole
+
+if TYPE_CHECKING:
+    from narrative_cli.domain import Card
 
 
 def register(root: click.Group) -> None:
@@ -84,11 +88,14 @@ def replay_command(
     no_color: bool,
 ) -> None:
     """Replay the user turns of chat logs through the pipeline, or compare two reports."""
+    from narrative_cli.play.warm import warm_up_for_file
+
+    first = warm_up_for_file(str(card[0])) if card and not diff else None  # before the imports
     from narrative_cli.play.options import PlayOptions
     from narrative_cli.replay.batch import ReplayRequest, run_diff, run_replay
     from narrative_cli.ui.replay_view import RichReplayView
 
-    view = RichReplayView.create(no_color=no_color, lang=_view_lang(lang, card))
+    view = RichReplayView.create(no_color=no_color, lang=_view_lang(lang, card, first))
     if diff is not None:
         raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))
     if not logs or not card:
@@ -117,17 +124,14 @@ def replay_command(
     raise SystemExit(code)
 
 
-def _view_lang(flag: str | None, cards: tuple[Path, ...]) -> str:
+def _view_lang(flag: str | None, cards: tuple[Path, ...], first: Card | None) -> str:
     """The report's language: ``--lang``, then the (first) card's language, then the locale.
-    A card that does not load leaves the choice to the locale; ``run_replay`` reports it."""
+    ``first``: that card, read already (None when it does not load: the choice is left to the
+    locale; ``run_replay`` reports it)."""
     from narrative_cli.i18n import LANGS, choose
 
-    if flag in LANGS or not cards:
+    if flag in LANGS or not cards or first is None:
         return choose(flag)
-    from narrative_cli.errors import NarrativeError
-    from narrative_cli.load import card_language, load_card
+    from narrative_cli.load import card_language
 
-    try:
-        return choose(None, card_language(load_card(cards[0])))
-    except (NarrativeError, OSError, ValueError):
-        return choose(None)
+    return choose(None, card_language(first))

@@ -70,11 +70,15 @@ def run_command(
     no_color: bool,
 ) -> None:
     """Play a character card turn by turn (REPL on a terminal, line mode otherwise)."""
+    card, *members = cards or [""]
+    if card and not group and Path(card).is_file():  # before the imports below: see play.warm
+        from narrative_cli.play.warm import warm_up_for_file
+
+        warm_up_for_file(card)
     from narrative_cli.play.launch import run_session
     from narrative_cli.play.options import PlayOptions
     from narrative_cli.ui.front import TerminalFront
 
-    card, *members = cards or [""]
     options = PlayOptions(
         card=card,
         members=members,
