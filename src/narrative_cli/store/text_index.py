@@ -102,7 +102,8 @@ class SessionTextIndex:
         if not gone and not changed:
             return
         with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
-            conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
+            if gone:
+                conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
             ids = [self._upsert(conn, d) for d in changed]
         removed = [self._ids[key] for key in gone if key in self._ids]
         removed += [self._ids[d.key] for d in changed if d.key in self._ids]
