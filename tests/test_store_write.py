@@ -144,28 +144,3 @@ def test_without_update_returning_the_same_rows_are_written(
     _write_story(tmp_path / "old.db")
     assert _stored(tmp_path / "new.db") == _stored(tmp_path / "old.db")
 
-
-def test_a_root_is_the_compact_json_of_its_nodes_as_encoding_them_whole_gives() -> None:
-    """The root is written from its inline values' JSON made while packing, not encoded
-    again: over random values (every kind of node, dicts packed whole and from their
-    children) it must be byte for byte ``dumps`` of the root's nodes, as before."""
-    from .test_store import _random_json
-
-    rng = random.Random(8)
-    kinds: set[str] = set()
-    for number in range(400):
-        value = {"turn": number, "v": _random_json(rng), "w": _random_json(rng)}
-        if number % 3 == 0:  # the RNG state's form, inline or not
-            value["rng"] = [3, list(range(rng.choice([33, 700]))), None]
-        packed = blobs.pack(value)
-        text = zlib.decompress(packed.root)
-        node = json.loads(text)
-        assert text == json.dumps(node, ensure_ascii=False, separators=(",", ":")).encode()
-        assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
-        kinds |= set(_kinds(node))
-    assert kinds == {"v", "d", "b", "l"}
-
-
-def _kinds(node: dict[str, Any]) -> list[str]:
-    tag, body = next(iter(node.items()))
-    return [tag, *(k for child in body.values() for k in _kinds(child))] if tag == "d" else [tag]

@@ -118,37 +118,13 @@ class _Blobs(dict[bytes, bytes]):
     def __init__(self) -> None:
         super().__init__()
         self.made: dict[bytes, bytes] = {}
-        # id of each {"v": …} node → the node (held, so that no other node gets its id while
-        # packing) and the value's JSON
-        self.inline: dict[int, tuple[dict[str, Any], bytes]] = {}
-
-    def value_node(self, value: Any, data: bytes) -> dict[str, Any]:
-        """The inline node of ``value`` whose JSON is ``data``."""
-        node = {"v": value}
-        self.inline[id(node)] = (node, data)
-        return node
 
 
 def pack(value: Any) -> Packed:
     """Split a JSON value into a compressed root and content-addressed blobs."""
     blobs = _Blobs()
     node, _ = _pack(value, blobs, ())
-    root = compress(_node_json(node, blobs.inline))
-    return Packed(root=root, blobs=dict(blobs), compressed=blobs.made)
-
-
-def _node_json(node: dict[str, Any], inline: dict[int, tuple[dict[str, Any], bytes]]) -> bytes:
-    """``dumps(node)`` of a packed node, its inline values' JSON taken from ``inline`` (made
-    while packing) instead of encoding them again: the root's values were a tenth of a
-    snapshot's encoding (#17, session eight)."""
-    known = inline.get(id(node))
-    if known is not None:
-        return b'{"v":' + known[1] + b"}"
-    body = node.get("d")
-    if body is None or len(node) != 1:
-        return dumps(node)  # a blob's hash or a list's chunk hashes
-    parts = [_key_json(name) + _node_json(child, inline) for name, child in body.items()]
-    return b'{"d":{' + b",".join(parts) + b"}}"
+    return Packed(root=encode(node), blobs=dict(blobs), compressed=blobs.made)
 
 
 @dataclass
@@ -225,7 +201,7 @@ def _pack(
     if type(value) is list and any(type(i) is list and len(i) > CHUNK_ITEMS for i in value):
         data, cut = _short_list_json(value, path)
         if len(data) <= INLINE_LIMIT:
-            return blobs.value_node(value, data), data
+            return {"v": value}, data
         return {"b": _store_split(data, cut, path, blobs)}, None
     return _inline_or_blob(value, dumps(value), blobs)
 
@@ -303,7 +279,7 @@ def _plain_dict(
     if path not in _LARGE:
         data = dumps(value)
         if len(data) <= INLINE_LIMIT:
-            return blobs.value_node(value, data), data
+            return {"v": value}, data
         if len(_LARGE) >= 4096:
             _LARGE.clear()
         _LARGE.add(path)
@@ -351,7 +327,7 @@ def _inline_or_blob(
     value: Any, data: bytes, blobs: _Blobs
 ) -> tuple[dict[str, Any], bytes | None]:
     if len(data) <= INLINE_LIMIT:
-        return blobs.value_node(value, data), data
+        return {"v": value}, data
     return {"b": _store(data, blobs)}, None
 
 
