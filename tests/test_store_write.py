@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from narrative_cli.store import blobs, snapshots, text_index, zsplit
+from narrative_cli.store import blobs, zsplit
 from narrative_cli.store.sessions import SessionStore
 
 from .test_store import new_session, record, snapshot
@@ -98,49 +98,3 @@ def test_a_database_of_split_blobs_reads_back_with_plain_sqlite_and_zlib(tmp_pat
     found = {bytes(h): json.loads(zlib.decompress(data)) for h, data in rows}
     assert all(blobs.digest(blobs.dumps(value)) == h for h, value in found.items())
     assert sum(value in states for value in found.values()) == len({str(s) for s in states})
-
-
-def _stored(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with sqlite3.connect(path) as connection:
-        return {
-            table: sorted(connection.execute(f"SELECT * FROM {table}").fetchall())
-            for table in ("blobs", "blob_refs", "recall_docs")
-        } | {
-            "swipes": sorted(
-                connection.execute("SELECT session_id, number, idx, record, snapshot FROM swipes")
-            )
-        }
-
-
-def _write_story(path: Path) -> None:
-    from narrative_cli.context.text_search import Document
-
-    with SessionStore(path, durable_turns=False) as store:
-        session = new_session(store)
-        index = store.text_index(session)
-        documents: list[Document] = []
-        with store.batched():
-            for number in range(1, 60):
-                documents.append(Document(f"t{number}", number, "turn", f"fog {number} bell"))
-                if number % 7 == 0:  # a document rewritten, another gone
-                    documents[2] = Document("t3", 3, "turn", f"rewritten at {number}")
-                    documents = [d for d in documents if d.key != f"t{number - 5}"]
-                index.sync(list(documents))
-                store.commit_turn(session, record(number), snapshot(number, hp=number % 4))
-            assert sorted(index.matches("bell")) == sorted(
-                (d.key, d.turn) for d in documents if "bell" in d.text
-            )
-        store.drop_last_turn(session)
-
-
-def test_without_update_returning_the_same_rows_are_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """SQLite before 3.35 has no ``RETURNING``: the store asks which blobs exist and which
-    row a document got, as before, and writes the very same rows."""
-    _write_story(tmp_path / "new.db")
-    monkeypatch.setattr(snapshots, "RETURNING", False)
-    monkeypatch.setattr(text_index, "RETURNING", False)
-    _write_story(tmp_path / "old.db")
-    assert _stored(tmp_path / "new.db") == _stored(tmp_path / "old.db")
-

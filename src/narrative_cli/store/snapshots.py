@@ -23,15 +23,15 @@ from narrative_cli.store.blobs import (
 )
 
 PARAMS_PER_QUERY = 500  # well under SQLite's host-parameter limit
-# ``UPDATE … RETURNING`` (SQLite 3.35): one statement both counts a reference to the blobs
-# already stored and says which they are. Older libraries ask first, then count.
-RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
 def save_blobs(conn: sqlite3.Connection, packed: Packed) -> None:
     """Store a packed snapshot's blobs, or count one more reference to those already stored."""
     hashes = packed.hashes
-    known = _count_stored(conn, hashes)
+    known = _existing(conn, hashes)
+    for group in _groups([h for h in hashes if h in known]):  # one statement, not one a blob
+        marks = ",".join("?" * len(group))
+        conn.execute(f"UPDATE blob_refs SET refs = refs + 1 WHERE hash IN ({marks})", group)
     fresh = [h for h in hashes if h not in known]
     made = packed.compressed
     conn.executemany(
@@ -39,26 +39,6 @@ def save_blobs(conn: sqlite3.Connection, packed: Packed) -> None:
         [(h, made.get(h) or compress(packed.blobs[h], BLOB_LEVEL)) for h in fresh],
     )
     conn.executemany("INSERT INTO blob_refs (hash, refs) VALUES (?, 1)", [(h,) for h in fresh])
-
-
-def _count_stored(conn: sqlite3.Connection, hashes: list[bytes]) -> set[bytes]:
-    """Count one more reference to each of ``hashes`` already stored; return those (a turn's
-    snapshot shares most of its blobs with the last one: asking which are stored, then
-    counting them, was two statements a turn where one does: #17, session eight)."""
-    if not RETURNING:
-        known = _existing(conn, hashes)
-        for group in _groups([h for h in hashes if h in known]):  # one statement a group
-            marks = ",".join("?" * len(group))
-            conn.execute(f"UPDATE blob_refs SET refs = refs + 1 WHERE hash IN ({marks})", group)
-        return known
-    found: set[bytes] = set()
-    for group in _groups(hashes):
-        marks = ",".join("?" * len(group))
-        rows = conn.execute(
-            f"UPDATE blob_refs SET refs = refs + 1 WHERE hash IN ({marks}) RETURNING hash", group
-        )
-        found.update(bytes(row[0]) for row in rows)
-    return found
 
 
 def add_references(conn: sqlite3.Connection, roots: Iterable[bytes | None]) -> None:

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import compress
-from sqlite3 import Connection
 
 from narrative_cli.context.text_search import Document
 from narrative_cli.store.db import Database
-from narrative_cli.store.snapshots import RETURNING
 from narrative_cli.store.term_memo import TermMemo
 
 _SELECT = "SELECT id, key, turn, kind, text FROM recall_docs WHERE session_id = ?"
@@ -31,7 +29,6 @@ _UPSERT = """INSERT INTO recall_docs (session_id, key, turn, kind, text) VALUES 
     ON CONFLICT (session_id, key) DO UPDATE SET turn = excluded.turn, kind = excluded.kind,
     text = excluded.text"""
 _ID = "SELECT id FROM recall_docs WHERE session_id = ? AND key = ?"
-_UPSERT_ID = _UPSERT + " RETURNING id"  # SQLite 3.35: the row's id without asking again
 # Only rowids: the documents themselves are in memory (and another session's rows are skipped).
 _MATCH = "SELECT rowid FROM recall_fts WHERE recall_fts MATCH ? ORDER BY rowid LIMIT ?"
 _NO_LIMIT = -1
@@ -102,9 +99,11 @@ class SessionTextIndex:
         if not gone and not changed:
             return
         with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
-            if gone:
-                conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
-            ids = [self._upsert(conn, d) for d in changed]
+            conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
+            ids = []
+            for d in changed:
+                conn.execute(_UPSERT, (self.session_id, d.key, d.turn, d.kind, d.text))
+                ids.append(int(conn.execute(_ID, (self.session_id, d.key)).fetchone()[0]))
         removed = [self._ids[key] for key in gone if key in self._ids]
         removed += [self._ids[d.key] for d in changed if d.key in self._ids]
         for key in gone:
@@ -115,14 +114,6 @@ class SessionTextIndex:
             self._keys[row_id], self._ids[d.key] = d.key, row_id
         added = [(row_id, d.text) for d, row_id in zip(changed, ids, strict=True)]
         self._memo.changed(removed, added)
-
-    def _upsert(self, conn: Connection, document: Document) -> int:
-        """Write one document; its row id."""
-        row = (self.session_id, document.key, document.turn, document.kind, document.text)
-        if RETURNING:
-            return int(conn.execute(_UPSERT_ID, row).fetchall()[0][0])  # stepped to its end
-        conn.execute(_UPSERT, row)
-        return int(conn.execute(_ID, (self.session_id, document.key)).fetchone()[0])
 
     def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
         """Documents containing ``term``; with ``at_most``, the search may stop once it has
