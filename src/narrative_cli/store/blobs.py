@@ -14,7 +14,6 @@ value; ``{"l": [hash, ...]}`` a list stored as chunks of items, each chunk a blo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import operator
 import zlib
@@ -27,15 +26,18 @@ from typing import Any
 from narrative_cli.errors import StoreError
 from narrative_cli.shared_items import KnownJson, SharedItems
 from narrative_cli.state.slide import Slide
+from narrative_cli.store.zsplit import hasher, split_blob
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
 CHUNK_ITEMS = 32  # items per list chunk, on average
 CHUNK_MAX_ITEMS = 4 * CHUNK_ITEMS
 CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
-COMPRESS_LEVEL = 6
-# A snapshot's new blobs each turn (the 7 KB RNG state, the event log's first and last
-# chunks): level 1 compresses them in 60% of level 6's time, 1.4% larger on a replayed
-# story (#17, session seven). Any level reads back alike.
+# A snapshot's new blobs each turn (the event log's first and last chunks): level 1
+# compresses them in 60% of level 6's time, 1.4% larger on a replayed story (#17, session
+# seven). The turn record and the snapshot's root too since session eight: 57% of the time
+# on a replayed story's records, 5% larger (3.4 KB of JSON → 1,490 bytes, not 1,420). Any
+# level reads back alike.
+COMPRESS_LEVEL = 1
 BLOB_LEVEL = 1
 
 
@@ -92,7 +94,7 @@ def decompress(data: bytes) -> bytes:
 
 
 def digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hasher(data).digest()
 
 
 @dataclass
@@ -101,17 +103,28 @@ class Packed:
 
     root: bytes
     blobs: dict[bytes, bytes] = field(default_factory=dict)
+    # blobs whose column bytes (zlib) were made while packing (hash → bytes): the rest are
+    # compressed when stored, if they are new
+    compressed: dict[bytes, bytes] = field(default_factory=dict)
 
     @property
     def hashes(self) -> list[bytes]:
         return list(self.blobs)
 
 
+class _Blobs(dict[bytes, bytes]):
+    """A packing's blobs (hash → JSON) and the column bytes of those made while packing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: dict[bytes, bytes] = {}
+
+
 def pack(value: Any) -> Packed:
     """Split a JSON value into a compressed root and content-addressed blobs."""
-    blobs: dict[bytes, bytes] = {}
+    blobs = _Blobs()
     node, _ = _pack(value, blobs, ())
-    return Packed(root=encode(node), blobs=blobs)
+    return Packed(root=encode(node), blobs=dict(blobs), compressed=blobs.made)
 
 
 @dataclass
@@ -159,7 +172,7 @@ def count_hashes(roots: Iterable[bytes | None]) -> Counter[bytes]:
 
 
 def _pack(
-    value: Any, blobs: dict[bytes, bytes], path: tuple[str, ...]
+    value: Any, blobs: _Blobs, path: tuple[str, ...]
 ) -> tuple[dict[str, Any], bytes | None]:
     """The node of ``value`` and, when the node is inline (``{"v": …}``), the value's JSON.
 
@@ -186,20 +199,29 @@ def _pack(
         chunks = _list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
     if type(value) is list and any(type(i) is list and len(i) > CHUNK_ITEMS for i in value):
-        return _inline_or_blob(value, _short_list_json(value, path), blobs)
+        data, cut = _short_list_json(value, path)
+        if len(data) <= INLINE_LIMIT:
+            return {"v": value}, data
+        return {"b": _store_split(data, cut, path, blobs)}, None
     return _inline_or_blob(value, dumps(value), blobs)
 
 
-def _short_list_json(value: list[Any], path: tuple[str, ...]) -> bytes:
+def _short_list_json(value: list[Any], path: tuple[str, ...]) -> tuple[bytes, int]:
     """``dumps(value)`` of a short list holding a long one (the RNG state: its version, 625
-    numbers, its Gaussian), the long one's JSON taken from ``_int_list_json``."""
-    parts = []
+    numbers, its Gaussian), the long one's JSON taken from ``_int_list_json``; and where
+    the first long one's last item begins (after its last comma): what follows is what
+    changes turn to turn in the RNG state (``zsplit``)."""
+    parts: list[bytes] = []
+    cut = -1
     for place, item in enumerate(value):
         if type(item) is list and len(item) > CHUNK_ITEMS:
-            parts.append(_int_list_json(item, (*path, str(place))))
+            part = _int_list_json(item, (*path, str(place)))
+            if cut < 0:
+                cut = 1 + sum(map(len, parts)) + len(parts) + part.rindex(b",") + 1
+            parts.append(part)
         else:
             parts.append(dumps(item))
-    return b"[" + b",".join(parts) + b"]"
+    return b"[" + b",".join(parts) + b"]", cut
 
 
 # The last list of whole numbers at a place (the RNG's 624 words and its index) and its JSON
@@ -245,7 +267,7 @@ def _long_list_inside(value: dict[Any, Any] | list[Any]) -> bool:
 
 
 def _plain_dict(
-    value: dict[Any, Any], blobs: dict[bytes, bytes], path: tuple[str, ...]
+    value: dict[Any, Any], blobs: _Blobs, path: tuple[str, ...]
 ) -> tuple[dict[str, Any], bytes | None]:
     """``_pack`` of a dict without long lists inside (#17, session seven): its JSON first, in
     one C call, which is the node when it is small enough to be inline; if not (or if it was
@@ -302,7 +324,7 @@ _LARGE: set[tuple[str, ...]] = set()
 
 
 def _inline_or_blob(
-    value: Any, data: bytes, blobs: dict[bytes, bytes]
+    value: Any, data: bytes, blobs: _Blobs
 ) -> tuple[dict[str, Any], bytes | None]:
     if len(data) <= INLINE_LIMIT:
         return {"v": value}, data
@@ -470,7 +492,7 @@ def _next_unknown(hits: list[bool | None], start: int) -> int | None:
         return None
 
 
-def _keep(data: bytes, key: bytes, blobs: dict[bytes, bytes]) -> str:
+def _keep(data: bytes, key: bytes, blobs: _Blobs) -> str:
     blobs[key] = data
     return key.hex()
 
@@ -482,7 +504,18 @@ def _key(key: Any) -> str:
     return str(next(iter(json.loads(dumps({key: 0})))))
 
 
-def _store(data: bytes, blobs: dict[bytes, bytes]) -> str:
+def _store_split(data: bytes, cut: int, path: tuple[str, ...], blobs: _Blobs) -> str:
+    """``_store``, the column bytes made by ``zsplit`` from the part before ``cut``."""
+    made = split_blob(data, cut, path, BLOB_LEVEL)
+    if made is None:
+        return _store(data, blobs)
+    key, column = made
+    blobs[key] = data
+    blobs.made[key] = column
+    return key.hex()
+
+
+def _store(data: bytes, blobs: _Blobs) -> str:
     key = digest(data)
     blobs[key] = data
     return key.hex()

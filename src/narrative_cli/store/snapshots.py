@@ -33,9 +33,10 @@ def save_blobs(conn: sqlite3.Connection, packed: Packed) -> None:
         marks = ",".join("?" * len(group))
         conn.execute(f"UPDATE blob_refs SET refs = refs + 1 WHERE hash IN ({marks})", group)
     fresh = [h for h in hashes if h not in known]
+    made = packed.compressed
     conn.executemany(
         "INSERT INTO blobs (hash, data) VALUES (?, ?)",
-        [(h, compress(packed.blobs[h], BLOB_LEVEL)) for h in fresh],
+        [(h, made.get(h) or compress(packed.blobs[h], BLOB_LEVEL)) for h in fresh],
     )
     conn.executemany("INSERT INTO blob_refs (hash, refs) VALUES (?, 1)", [(h,) for h in fresh])
 

@@ -1,0 +1,150 @@
+"""The store's write path of a recorded replay, this code's against another's, on the same objects.
+
+    python benchmarks/write_path.py --log LOG --trace TRACE --before SRC [--passes 3]
+
+A whole-process replay's speed moves by more, run to run on a shared machine, than the write
+path can (it is a fifth of the process), so this compares the write path alone (#17, session
+eight): the log is replayed once in this process with recorded responses, keeping every
+record and snapshot ``SessionStore.commit_turn`` was given and every document list the text
+index's ``sync`` was given. Then ``SRC``'s ``narrative_cli/store`` (copied into a temporary
+folder as the package ``before_store``; the rest of the code is this one's, so both stores
+see the very same objects) and this code's store each write them all into a database of
+their own, batched as a replay is, turn by turn alternately, and the thread CPU time of each
+call is added up (the first pass is not counted). Printed: each store's milliseconds a turn
+for ``commit_turn`` and ``sync`` and the ratios. At the end the two databases' rows are
+compared (records, snapshot roots and blobs decompressed, reference counts, documents).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = ROOT / "sample_cards" / "lantern-keeper.png"
+
+
+def capture(log: Path, trace: Path, home: Path) -> list[tuple[Any, ...]]:
+    """Replay ``log`` once, keeping what the store was asked to write, in order."""
+    os.environ["NARRATIVE_HOME"] = str(home)
+    from narrative_cli.cli.app import main
+    from narrative_cli.store import sessions, text_index
+
+    events: list[tuple[Any, ...]] = []
+    commit, sync = sessions.SessionStore.commit_turn, text_index.SessionTextIndex.sync
+
+    def kept_commit(self: Any, session: int, record: Any, snapshot: Any) -> int:
+        events.append(("commit", record, snapshot))
+        return commit(self, session, record, snapshot)
+
+    def kept_sync(self: Any, documents: Any) -> None:
+        events.append(("sync", list(documents)))
+        sync(self, documents)
+
+    sessions.SessionStore.commit_turn = kept_commit  # type: ignore[method-assign]
+    text_index.SessionTextIndex.sync = kept_sync  # type: ignore[method-assign]
+    try:
+        main(["replay", str(log), "--card", str(CARD), "--responses", str(trace)])
+    except SystemExit as done:
+        if done.code:
+            raise
+    finally:
+        sessions.SessionStore.commit_turn = commit  # type: ignore[method-assign]
+        text_index.SessionTextIndex.sync = sync  # type: ignore[method-assign]
+    return events
+
+
+def before_store(src: Path, folder: Path) -> Any:
+    """``src``'s store package, importable beside ours as ``before_store``."""
+    target = folder / "before_store"
+    shutil.copytree(src / "narrative_cli" / "store", target)
+    for path in target.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"narrative_cli\.store\b", "before_store", text), "utf-8")
+    sys.path.insert(0, str(folder))
+    return importlib.import_module("before_store.sessions").SessionStore
+
+
+def race(stores: dict[str, Any], events: list[tuple[Any, ...]], folder: Path,
+         passes: int) -> tuple[dict[str, list[float]], dict[str, Path]]:
+    """Thread CPU seconds of (commits, syncs) for each store, passes after the first."""
+    spent = {name: [0.0, 0.0] for name in stores}
+    paths: dict[str, Path] = {}
+    for run in range(passes):
+        opened = {}
+        for name, store_class in stores.items():
+            paths[name] = folder / f"{name}-{run}.db"
+            store = store_class(paths[name], durable_turns=False)
+            session = store.create_session("b", card_path="c", card_hash="h", snapshot={"turn": 0})
+            batch = store.batched()
+            batch.__enter__()
+            opened[name] = (store, session, store.text_index(session), batch)
+        order = list(opened.items())
+        gc.collect()
+        for number, event in enumerate(events):
+            for name, (store, session, index, _) in order if number % 2 else order[::-1]:
+                start = time.thread_time()
+                if event[0] == "commit":
+                    store.commit_turn(session, event[1], event[2])
+                else:
+                    index.sync(event[1])
+                if run:
+                    spent[name][event[0] == "sync"] += time.thread_time() - start
+        for store, _, _, batch in opened.values():
+            batch.__exit__(None, None, None)
+            store.close()
+    return spent, paths
+
+
+def rows(path: Path) -> dict[str, list[Any]]:
+    with sqlite3.connect(path) as db:
+        return {
+            "swipes": [
+                (n, i, zlib.decompress(r), s and zlib.decompress(s))
+                for n, i, r, s in db.execute("SELECT number, idx, record, snapshot FROM swipes")
+            ],
+            "blobs": sorted((h, zlib.decompress(d)) for h, d in db.execute("SELECT * FROM blobs")),
+            "blob_refs": sorted(db.execute("SELECT * FROM blob_refs")),
+            "recall_docs": sorted(db.execute("SELECT * FROM recall_docs")),
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--trace", type=Path, required=True)
+    parser.add_argument("--before", type=Path, required=True, help="the other code's src folder")
+    parser.add_argument("--passes", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="write-path-"))
+    try:
+        events = capture(args.log, args.trace, folder / "home")
+        from narrative_cli.store.sessions import SessionStore
+
+        stores = {"before": before_store(args.before, folder), "after": SessionStore}
+        spent, paths = race(stores, events, folder, max(args.passes, 2))
+        turns = sum(event[0] == "commit" for event in events) * (max(args.passes, 2) - 1)
+        for name, (commits, syncs) in spent.items():
+            print(f"{name}: commit_turn {commits * 1e3 / turns:.3f} ms a turn, "
+                  f"sync {syncs * 1e3 / turns:.3f} ms a turn")
+        (c0, s0), (c1, s1) = spent["before"], spent["after"]
+        print(f"after / before: commit_turn {c1 / c0:.3f}, both {(c1 + s1) / (c0 + s0):.3f}")
+        same = rows(paths["before"]) == rows(paths["after"])
+        print("same rows (decompressed):", same)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
