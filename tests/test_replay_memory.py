@@ -107,6 +107,13 @@ def test_the_compact_index_files_calls_as_the_plain_one_did(tmp_path: Path) -> N
     second = calls.pick(1, "tool:log", 1)
     assert second is not None and second.attempt == 2 and calls.pick(1, "tool:log", 2) is None
     assert calls.agents(1) == ["planning", "writing", "tool:log"] and calls.agents(9) == []
+    for turn, refs in plain.items():  # ``nth`` makes one ref: the one the whole list gives
+        for agent in ("planning", "writing", "tool:log", "analysis", "nobody"):
+            mine = [ref for ref in refs if ref.agent == agent]
+            for index in range(3):
+                expected = mine[index] if index < len(mine) else None
+                assert calls.turns.nth(turn, agent, index) == expected
+    assert calls.turns.nth(9, "writing", 0) is None
 
 
 def test_the_scrub_memory_keeps_recent_texts_and_forgets_old_ones() -> None:
