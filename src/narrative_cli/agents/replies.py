@@ -110,7 +110,8 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         """The plan as the turn record stores it: the checked reply, unchanged."""
-        return json_copy(dict(self.source))
+        copied: dict[str, Any] = json_copy(dict(self.source))
+        return copied
 
 
 @dataclass(frozen=True)
