@@ -89,3 +89,31 @@ def test_a_window_between_its_cuts_finds_its_text_again() -> None:
     finally:
         parts._fold_lines = original  # type: ignore[assignment]
     assert len(made) == 1
+
+
+def test_an_update_through_a_view_is_the_update_of_a_copy() -> None:
+    """``update_variables`` works on its own copy, so the turn hands it a view of its variables
+    (``MvuData.viewing``): the result is the one a full copy (``from_parts``) gives, and the
+    turn's own trees are left as they were, whether the commands apply or are rejected."""
+    import json
+
+    from narrative_cli.state.mvu_data import MvuData
+    from narrative_cli.state.mvu_update import update_variables
+
+    stat = {"keeper": {"oil": [3, "litres"], "log": ["night 1"], "mood": "calm"}, "day": 1}
+    meta = {"schema": {"type": "object", "properties": {}, "extensible": True},
+            "display_data": {"day": 1}, "delta_data": {}}  # fmt: skip
+    texts = [
+        "_.set('keeper.oil', 3, 2);//burned\n_.add('day', 1);",
+        "_.insert('keeper.log', 'night 2');\n_.set('keeper.missing', 1, 2);",
+        "_.set('day', 1, 'not a number');\n_.delete('keeper.mood');",
+    ]
+    for text in texts:
+        before = json.dumps([stat, meta])
+        viewed = update_variables(text, MvuData.viewing(stat, meta), lang="en")
+        copied = update_variables(text, MvuData.from_parts(stat, meta), lang="en")
+        assert json.dumps([stat, meta]) == before  # the turn's own trees: unchanged
+        assert viewed.data == copied.data
+        assert (viewed.applied, viewed.rejected) == (copied.applied, copied.rejected)
+        stat, meta = viewed.data.stat_data, viewed.data.to_dict()
+    assert MvuData.viewing(stat, meta).copy() == MvuData.from_parts(stat, meta)
