@@ -76,7 +76,7 @@ def test_the_compact_index_files_calls_as_the_plain_one_did(tmp_path: Path) -> N
     second time) keeps only its last recording; a trace in two files keeps each call's own
     file. The index answers as the ``{turn: [CallRef, ...]}`` it replaced."""
     from narrative_cli.replay.call_index import CallIndex
-    from narrative_cli.replay.recorded import CallRef, Recording, SessionCalls
+    from narrative_cli.replay.recorded import CallRef, Recording, SessionCalls, TraceReader
 
     first = [_line(1, "planning"), _line(1, "writing", speaker="Mira"),
              _line(1, "tool:log"), _line(1, "tool:log", 2), _line(2, "planning"),
@@ -107,6 +107,18 @@ def test_the_compact_index_files_calls_as_the_plain_one_did(tmp_path: Path) -> N
     second = calls.pick(1, "tool:log", 1)
     assert second is not None and second.attempt == 2 and calls.pick(1, "tool:log", 2) is None
     assert calls.agents(1) == ["planning", "writing", "tool:log"] and calls.agents(9) == []
+    for turn, refs in plain.items():  # ``nth`` makes one ref: the one the whole list gives
+        for agent in ("planning", "writing", "tool:log", "analysis", "nobody"):
+            mine = [ref for ref in refs if ref.agent == agent]
+            for index in range(3):
+                expected = mine[index] if index < len(mine) else None
+                assert calls.turns.nth(turn, agent, index) == expected
+    assert calls.turns.nth(9, "writing", 0) is None
+    reader = TraceReader()  # each line read in one piece (its size noted) is the line itself
+    for refs in calls.turns.values():
+        for ref in refs:
+            assert ref.size > 0
+            assert reader.line(ref.file, ref.offset, ref.size) == reader.line(ref.file, ref.offset)
 
 
 def test_the_scrub_memory_keeps_recent_texts_and_forgets_old_ones() -> None:

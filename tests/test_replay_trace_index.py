@@ -165,7 +165,8 @@ def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
     import random
 
     rng = random.Random(7)
-    pieces = ["灯塔", "\n", '"', "\\", "a", " ", "\u2028", "😀", "<x>", "\t", "é"]
+    pieces = ["灯塔", "\n", '"', "\\", "a", " ", "\u2028", "😀", "<x>", "\t", "é", "\r", "\b",
+              "\f", "\x00", "\x0b", "\x1f", "\x7f", "/", "\u00ff" * 40]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(40)]
     for _ in range(400):
         messages = [{"role": rng.choice(["system", "user"]), "content": rng.choice(texts)}
@@ -177,3 +178,4 @@ def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
         expected = json.dumps({"messages": messages, **params}, ensure_ascii=False)
         assert Sent.made(messages, params).encoded == expected.encode("utf-8")
     assert Sent.made([{"role": "user", "content": "\ud800"}], {}).encoded is None
+    assert Sent.made([{"role": "user", "content": "a\x01\ud800"}], {}).encoded is None

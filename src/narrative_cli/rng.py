@@ -25,7 +25,7 @@ def rng_state(rng: random.Random) -> list[Any]:
 
 
 def rng_from_state(state: list[Any]) -> random.Random:
-    rng = random.Random()
+    rng = random.Random(0)  # not seeded from the OS: ``setstate`` sets every part anew
     version, internal, gauss = state
     rng.setstate((version, tuple(internal), gauss))
     return rng

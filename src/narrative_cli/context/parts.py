@@ -133,12 +133,68 @@ def story_summary(
     if not inputs.chapters:
         return tagged("story_summary", "\n".join(filter(None, _lines(inputs, first))), stable=True)
     shown_by = last_cut(inputs, settings) if turns is not None and settings else inputs.turn
-    shown = visible_chapters(inputs.chapters, shown_by)
-    items = [(c.first, c.labelled(inputs.lang)) for c in shown if first is None or c.last < first]
-    items += [(e.turn, e.text.strip()) for e in _unfolded(inputs.summaries, shown, first)]
+    return tagged("story_summary", _folded_text(inputs, first, shown_by), stable=True)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """A folded ``<story_summary>`` text and everything it was made from: the language, the
+    window's first turn, the turn its folds are shown by, the folds (compared by identity:
+    their turns are printed) and the entries before ``first`` (equal frozen entries: only
+    their texts are printed, their turns only compared)."""
+
+    lang: str
+    first: int | None
+    shown_by: int
+    chapters: list[Chapter]
+    entries: list[SummaryEntry]
+    text: str
+
+
+# The last folded texts made. A window's block changes only at its cuts, so the next turn's
+# prompt asks for the very text again (the entries after ``first`` are not in it): the
+# planner's and the writers' windows (an agent without one shows every entry: new every turn).
+# Picking the entries and folds and joining their lines each time was 1.6% of a replayed
+# turn (#17, session eight).
+_FOLDED: list[_Folded] = []
+
+
+def _folded_text(inputs: PromptInputs, first: int | None, shown_by: int) -> str:
+    """``<story_summary>``'s text with folds (see ``story_summary``), remembered."""
+    entries, chapters, lang = inputs.summaries, inputs.chapters, inputs.lang
+    if first is None:  # every entry (an agent without a window): new every turn
+        return _fold_lines(entries, chapters, lang, None, shown_by)
+    turns = _entry_turns(entries)
+    if turns is not None:
+        before = entries[: bisect_left(turns, first)]
+    else:
+        before = [e for e in entries if e.turn < first]
+    for made in reversed(list(_FOLDED)):
+        if (
+            made.first == first
+            and made.shown_by == shown_by
+            and made.lang == lang
+            and len(made.chapters) == len(chapters)
+            and all(map(operator.is_, made.chapters, chapters))
+            and made.entries == before
+        ):
+            return made.text
+    text = _fold_lines(entries, chapters, lang, first, shown_by)
+    _FOLDED.append(_Folded(lang, first, shown_by, list(chapters), list(before), text))
+    del _FOLDED[:-4]
+    return text
+
+
+def _fold_lines(
+    entries: list[SummaryEntry], chapters: list[Chapter], lang: str, first: int | None,
+    shown_by: int,
+) -> str:
+    """The shown folds and the entries before ``first`` none of them covers, in turn order."""
+    shown = visible_chapters(chapters, shown_by)
+    items = [(c.first, c.labelled(lang)) for c in shown if first is None or c.last < first]
+    items += [(e.turn, e.text.strip()) for e in _unfolded(entries, shown, first)]
     items.sort(key=lambda item: item[0])
-    text = "\n".join(line for _, line in items if line)
-    return tagged("story_summary", text, stable=True)
+    return "\n".join(line for _, line in items if line)
 
 
 def _lines(inputs: PromptInputs, first: int | None) -> list[str]:

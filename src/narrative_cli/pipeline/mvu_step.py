@@ -50,7 +50,7 @@ def apply_reply(state: TurnState, text: str) -> str:
 def _apply(state: TurnState, text: str) -> bool:
     """Apply ``text``'s commands to the turn's variables; whether it held any command."""
     user, char = state.story.names
-    data = MvuData.from_parts(state.mvu, state.mvu_data)
+    data = MvuData.viewing(state.mvu, state.mvu_data)  # update_variables changes a copy
     result = update_variables(text, data, lang=state.lang, user=user, char=char)
     state.mvu = result.data.stat_data
     state.mvu_data = result.data.to_dict()

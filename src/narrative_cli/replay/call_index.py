@@ -1,8 +1,8 @@
 """Where each recorded call of a trace is, by turn, in compact arrays (#17 item 4).
 
 ``--responses`` indexes the whole trace before a replay starts (``replay.recorded``): for
-every line, its file, offset and line number, and the agent, attempt and speaker that pick
-it. Kept as one small object per line, that index was 2 MB for a 2,000-turn trace (10,000
+every line, its file, offset, size and line number, and the agent, attempt and speaker that
+pick it. Kept as one small object per line, that index was 2 MB for a 2,000-turn trace (10,000
 calls: an object, its ints and its decoded strings each), the largest part of a replay's
 memory that grows with the trace. Here a call is a few machine integers in shared arrays
 (about 40 bytes), its agent and speaker an entry in one table of names; the ref objects
@@ -35,10 +35,13 @@ class Ref(Protocol):
     def attempt(self) -> int: ...
     @property
     def speaker(self) -> str: ...
+    @property
+    def size(self) -> int: ...
 
 
 R = TypeVar("R", bound=Ref)
-Make = Callable[[Path, int, int, str, int, str], R]  # file, offset, line, agent, attempt, speaker
+# file, offset, line, agent, attempt, speaker, size
+Make = Callable[[Path, int, int, str, int, str, int], R]
 
 
 class CallIndex(Mapping[int, list[R]], Generic[R]):
@@ -52,6 +55,7 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
         self._name_ids: dict[str, int] = {}
         self._offsets = array("q")  # per call: where its line starts in its file
         self._lines = array("q")  # its line number (for messages)
+        self._sizes = array("q")  # its line's bytes, newline included (0: not known)
         self._attempts = array("q")
         self._codes = array("i")  # per call, three: its file, agent and speaker
         self._turns: dict[int, array[int]] = {}  # turn → its calls' positions, in order
@@ -73,6 +77,22 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
     def __getitem__(self, turn: int) -> list[R]:
         return [self._ref(position) for position in self._turns[turn]]
 
+    def nth(self, turn: int, agent: str, index: int) -> R | None:
+        """The ``index``-th (0-based) call of ``agent`` in ``turn``, None when there are
+        fewer: only that ref is made (a replay asks once per call; making every ref of the
+        turn each time was 1% of a replayed turn; #17, session eight)."""
+        code = self._name_ids.get(agent)
+        positions = self._turns.get(turn)
+        if code is None or positions is None:
+            return None
+        codes = self._codes
+        for position in positions:
+            if codes[3 * position + 1] == code:
+                if not index:
+                    return self._ref(position)
+                index -= 1
+        return None
+
     def __iter__(self) -> Iterator[int]:
         return iter(self._turns)
 
@@ -90,6 +110,7 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
         positions.append(len(self._offsets))
         self._offsets.append(ref.offset)
         self._lines.append(ref.line)
+        self._sizes.append(ref.size)
         self._attempts.append(ref.attempt)
         file = self._file_ids.get(ref.file)
         if file is None:
@@ -113,4 +134,5 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
             self._names[agent],
             self._attempts[position],
             self._names[speaker],
+            self._sizes[position],
         )

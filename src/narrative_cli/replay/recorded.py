@@ -108,11 +108,16 @@ class Sent:
     """The request a replay is about to send: its messages as dicts, its parameters, and
     ``{"messages": …, **params}`` as the trace writes it (UTF-8 JSON, ``ensure_ascii`` off;
     None when JSON cannot encode it). The model is left out: a replay may send none and take
-    the recorded one, and drift never compares it."""
+    the recorded one, and drift never compares it. ``body`` is that JSON without its ``{``
+    (what a trace line holds after the model), ``encoded`` the whole."""
 
     messages: list[dict[str, str]]
     params: dict[str, Any]
-    encoded: bytes | None
+    body: bytes | None
+
+    @property
+    def encoded(self) -> bytes | None:
+        return None if self.body is None else b"{" + self.body
 
     @classmethod
     def of(cls, request: ChatRequest) -> Sent:
@@ -121,12 +126,14 @@ class Sent:
     @classmethod
     def made(cls, messages: list[dict[str, str]], params: dict[str, Any]) -> Sent:
         try:
-            listed = b"[" + b", ".join(_message_json(m) for m in messages) + b"]"
-            rest = _ENCODER.encode(params).encode("utf-8")[1:]  # '"p": 1, …}'
-            encoded: bytes | None = b'{"messages": ' + listed + (b", " + rest if params else b"}")
+            listed = b", ".join([_message_json(m) for m in messages])
+            rest = _ENCODER.encode(params).encode("utf-8")[1:] if params else b"}"
+            body: bytes | None = b"".join(
+                (b'"messages": [', listed, b"], " + rest if params else b"]}")
+            )
         except (UnicodeEncodeError, ValueError, TypeError):
-            encoded = None
-        return cls(messages, params, encoded)
+            body = None
+        return cls(messages, params, body)
 
 
 # A message's JSON by its keys and texts: most of an agent's messages (its system message, the
@@ -146,7 +153,32 @@ def _message_json(message: dict[str, str]) -> bytes:
 
 @lru_cache(maxsize=128)
 def _items_json(items: tuple[tuple[str, str], ...]) -> bytes:
-    return _ENCODER.encode(dict(items)).encode("utf-8")
+    return b"{" + b", ".join([_text_json(k) + b": " + _text_json(v) for k, v in items]) + b"}"
+
+
+# What ``json.dumps(text, ensure_ascii=False)`` escapes, as UTF-8 bytes (a character above
+# ASCII is written as it is, and its UTF-8 bytes are all above 0x7F, so no ASCII byte below is
+# part of one): the backslash first. Python's C encoder walks the text one character at a
+# time (60 µs for a 7.6 KB message, half of a recorded call's own cost; #17, session eight);
+# ``bytes.replace`` and ``translate`` run at memory speed.
+_ESCAPES = (
+    (b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"),
+    (b"\x08", b"\\b"), (b"\x0c", b"\\f"),
+)
+_OTHER_CONTROLS = bytes(c for c in range(0x20) if c not in b"\x08\t\n\x0c\r")  # \u00XX
+
+
+def _text_json(text: str) -> bytes:
+    """``json.dumps(text, ensure_ascii=False)`` in UTF-8 (UnicodeEncodeError for a lone
+    surrogate, as encoding that JSON gives); a text with a control character JSON writes as
+    ``\\u00XX`` goes through the C encoder."""
+    data = text.encode("utf-8")
+    if len(data.translate(None, _OTHER_CONTROLS)) != len(data):
+        return _ENCODER.encode(text).encode("utf-8")
+    for plain, escaped in _ESCAPES:
+        if plain in data:
+            data = data.replace(plain, escaped)
+    return b'"' + data + b'"'
 
 
 @dataclass(frozen=True)
@@ -159,6 +191,7 @@ class CallRef:
     agent: str
     attempt: int
     speaker: str = ""
+    size: int = field(default=0, compare=False)  # the line's bytes (0: read up to its end)
 
     def read(self, reader: TraceReader | None = None, sent: Sent | None = None) -> RecordedCall:
         """The call itself, read from its file (through ``reader``, which keeps it open).
@@ -173,7 +206,7 @@ class CallRef:
         line, and the replay compares as before."""
         where = f"--responses {self.file}: line {self.line}"
         try:
-            raw = (reader or TraceReader()).line(self.file, self.offset)
+            raw = (reader or TraceReader()).line(self.file, self.offset, self.size)
             if sent is not None:
                 same = _same_request(raw, sent)
                 if same is not None:
@@ -198,16 +231,16 @@ def _same_request(raw: bytes, sent: Sent) -> dict[str, Any] | None:
     request. A quote inside a JSON string is always escaped, so ``, "`` never occurs in one:
     the first model head is the request's, the model's end is the first messages key after
     it, and the last response key is the top level's."""
-    if sent.encoded is None:
+    if sent.body is None:
         return None
     head = raw.find(_MODEL_HEAD)
     if head < 0:
         return None
     key = raw.find(_MESSAGES_KEY, head + len(_MODEL_HEAD))
     end = raw.rfind(_RESPONSE)
-    body = sent.encoded[1:]  # '"messages": [...], ...}'
+    body = sent.body  # '"messages": [...], ...}'
     begin = key + 2  # the messages key's quote
-    if key < 0 or begin + len(body) != end or raw[begin:end] != body:
+    if key < 0 or begin + len(body) != end or not raw.startswith(body, begin):
         return None
     model = json.loads(raw[head + len(_MODEL_HEAD) : key])
     rest = json.loads(raw[:head] + b', "request": {}' + raw[end:])
@@ -261,14 +294,17 @@ class TraceReader:
         self._path: Path | None = None
         self._handle: BinaryIO | None = None
 
-    def line(self, path: Path, offset: int) -> bytes:
+    def line(self, path: Path, offset: int, size: int = 0) -> bytes:
+        """The line at ``offset``; ``size``: its length when known (the index noted it), read
+        in one piece instead of searched for its newline byte by byte (1% of a replayed
+        turn's instructions; #17, session eight)."""
         with self._lock:
             if self._handle is None or self._path != path:
                 self._close()
                 self._handle, self._path = path.open("rb", buffering=_READ_BUFFER), path
             try:
                 self._handle.seek(offset)
-                return self._handle.readline()
+                return self._handle.read(size) if size > 0 else self._handle.readline()
             finally:
                 if not self.keep:
                     self._close()
@@ -303,8 +339,8 @@ class SessionCalls:
     ) -> RecordedCall | None:
         """The ``index``-th recorded call of ``agent`` in ``turn`` (0-based); ``sent``: see
         ``CallRef.read``."""
-        found = [call for call in self.turns.get(turn, []) if call.agent == agent]
-        return found[index].read(self.reader, sent) if index < len(found) else None
+        found = self.turns.nth(turn, agent, index) if index >= 0 else None
+        return None if found is None else found.read(self.reader, sent)
 
     def agents(self, turn: int) -> list[str]:
         """The agents recorded for ``turn``, in order, each once."""
@@ -407,7 +443,7 @@ def _index_line(
     if not raw.strip():
         return
     call = _indexed(raw, path, where)
-    ref = CallRef(path, offset, number, call.agent, call.attempt, call.speaker)
+    ref = CallRef(path, offset, number, call.agent, call.attempt, call.speaker, len(raw))
     _add(sessions, call.session, call.turn, ref)
 
 
