@@ -40,12 +40,13 @@ def _store(turns: int, folds: list[Chapter]) -> SummaryStore:
 
 def _afresh(history: list[HistoryTurn], store: SummaryStore) -> list[tuple[str, int, str, str]]:
     """The documents built with nothing to extend."""
-    kept = list(search_recall._LAST)
+    kept = dict(search_recall._LAST)
     search_recall._LAST.clear()
     try:
         return _as_rows(search_recall.documents(history, store))
     finally:
-        search_recall._LAST[:] = kept
+        search_recall._LAST.clear()
+        search_recall._LAST.update(kept)
 
 
 def _as_rows(docs: list[Document]) -> list[tuple[str, int, str, str]]:

@@ -39,7 +39,7 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # two or more per turn, for the whole story: no __dict__
 class Document:
     """One searchable text: ``key`` is unique in the story (``turn:12``, ``summary:12:0``,
     ``chapter:1-40:1:41``), ``turn`` the turn it belongs to (a chapter: its last turn)."""

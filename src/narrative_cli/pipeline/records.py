@@ -94,7 +94,7 @@ class Snapshot:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per turn, held for the whole story: no __dict__
 class PlayedTurn:
     """A completed turn as later prompts see it (turn 0 is the greeting, without user input)."""
 
@@ -170,7 +170,9 @@ class TurnRecord:
 
     def history_turn(self) -> PlayedTurn:
         """The turn as the history of later prompts holds it."""
-        return PlayedTurn(self.number, self.user_input, self.narrative, dict(self.post_outputs))
+        # the result's own outputs, not a copy: nothing changes a finished turn's (#17: the
+        # history holds one per turn for the whole story)
+        return PlayedTurn(self.number, self.user_input, self.narrative, self.post_outputs)
 
     def message_text(self) -> str:
         """The visible message: the narrative, then every post-pipeline tool output."""

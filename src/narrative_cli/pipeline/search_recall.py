@@ -73,15 +73,21 @@ class StoryDocuments:
         return [*self.turns, *self.summaries, *self.chapters]
 
 
-# The documents made for the last few turns: the next turn's history and summary lines start
-# with the very objects of the last one, so only its new turn and lines are made into
-# documents (issue #17 item 4: the search's cost stays flat however long the story).
-_LAST: list[StoryDocuments] = []
-# Each holds lists as long as the story (2,000 turns: ~250 KB); a replay's turn finds the last
-# one, a few logs replayed at once (--jobs) their own among these (8 held 1 MB more; #17).
-_KEEP = 4
+# The documents made for each story's last turn: the next turn's history and summary lines
+# start with the very objects of the last one, so only its new turn and lines are made into
+# documents (issue #17 item 4: the search's cost stays flat however long the story). Filed by
+# the story's first turn (the very object, held, so its id stays its own): each story finds
+# its own at once, and a story holds one set of lists as long as itself, not one per story
+# played lately (four held 0.3 MB more at 2,000 turns; #17). A story whose first turn is a
+# new object (restored from the store) looks through all of them, as before.
+_LAST: dict[int, StoryDocuments] = {}
+_KEEP = 4  # stories (a few logs replayed at once, --jobs, each find their own)
 _LOCK = threading.Lock()
 _TAIL = 64  # the newest items compared one by one; the rest in one list comparison (C)
+
+
+def _story_key(history: Sequence[HistoryTurn]) -> int:
+    return id(history[0]) if history else 0
 
 
 def _common(old: Sequence[object], new: Sequence[object]) -> int:
@@ -106,8 +112,10 @@ def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> Stor
     """The story's documents (see ``documents``), extending the last turn's where the history
     and the summary lines start the same."""
     labelled = summaries.labelled_entries
+    key = _story_key(history)
     with _LOCK:
-        candidates = list(_LAST)
+        own = _LAST.get(key)
+        candidates = [own] if own is not None else list(_LAST.values())
     kept_turns = kept_lines = 0
     base: StoryDocuments | None = None
     for made in candidates:
@@ -144,8 +152,10 @@ def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> Stor
         made.__dict__["turn_numbers"] = base.turn_numbers + [doc.turn for doc in added]
         made.__dict__["all"] = base.all + added + docs[kept_lines:] + chapters[kept_folds:]
     with _LOCK:
-        _LAST.append(made)
-        del _LAST[:-_KEEP]
+        _LAST.pop(key, None)
+        _LAST[key] = made  # the newest last
+        while len(_LAST) > _KEEP:
+            del _LAST[next(iter(_LAST))]
     return made
 
 

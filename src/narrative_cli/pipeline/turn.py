@@ -366,20 +366,7 @@ def window_of(pipeline: PipelineSettings, window: str) -> tuple[int, int]:
     return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin
 
 
-# The last few (labelled lines, prompt entries) made: a turn's lines are the last turn's and
-# one more, so only the new ones are made (the lines themselves are compared in C).
-_ENTRIES: list[tuple[tuple[tuple[int, str], ...], list[SummaryEntry]]] = []
-
-
-def summary_entries(labelled: tuple[tuple[int, str], ...]) -> list[SummaryEntry]:
-    """The prompt's ``SummaryEntry``s of these ``(turn, labelled line)``s, extending a list
-    made for a store whose lines start these."""
-    for lines, made in reversed(_ENTRIES):
-        if len(lines) <= len(labelled) and lines == labelled[: len(lines)]:
-            entries = made + [SummaryEntry(turn, text) for turn, text in labelled[len(lines) :]]
-            break
-    else:
-        entries = [SummaryEntry(turn, text) for turn, text in labelled]
-    _ENTRIES.append((labelled, entries))
-    del _ENTRIES[:-4]
-    return list(entries)
+def summary_entries(labelled: tuple[SummaryEntry, ...]) -> list[SummaryEntry]:
+    """The prompt's ``SummaryEntry``s: the store's labelled lines themselves (#17: one object
+    per line for the whole story, not a copy per layer)."""
+    return list(labelled)
