@@ -104,8 +104,10 @@ def _common(old: Sequence[object], new: Sequence[object]) -> int:
 
 
 def _turn_document(turn: HistoryTurn) -> Document | None:
-    text = f"{turn.user}\n{turn.narrative}".strip()
-    return Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
+    """The turn's document: its text read from the history turn's own (not a copy)."""
+    if not (turn.user.strip() or turn.narrative.strip()):
+        return None
+    return Document.joined(f"turn:{turn.number}", turn.number, TURN, turn.user, turn.narrative)
 
 
 def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> StoryDocuments:

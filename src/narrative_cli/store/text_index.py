@@ -172,9 +172,9 @@ def _scan(term: str, documents: Iterable[Document], wanted: int) -> list[Documen
     found: list[Document] = []
     if term.isascii():
         folded = term.casefold()
-        matching = (d for d in documents if folded in d.text.casefold())
+        matching = (d for d in documents if d.folded_contains(folded))
     else:
-        matching = (d for d in documents if term in d.text)
+        matching = (d for d in documents if d.contains(term))
     for document in matching:
         found.append(document)
         if len(found) == wanted:
