@@ -69,7 +69,9 @@ def test_the_index_finds_the_same_documents_in_joined_and_plain_ones(tmp_path: P
         term = _term(rng)
         assert first.matches(term) == second.matches(term), term
     # what was written is the joined text, and a plain copy of it is not written again
-    rows = sqlite3.connect(tmp_path / "a.db").execute("SELECT key, text FROM recall_docs").fetchall()
-    assert dict(rows) == {d.key: d.text for d in plain}
+    written = sqlite3.connect(tmp_path / "a.db").execute("SELECT key, text FROM recall_docs")
+    assert dict(written.fetchall()) == {d.key: d.text for d in plain}
+    changes = first.db.connection.total_changes
     first.sync(plain)
+    assert first.db.connection.total_changes == changes
     assert first.matches("lamp") == second.matches("lamp")

@@ -515,3 +515,63 @@ def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_
             lines = [e.text.strip() for e in entries if cut is None or e.turn < cut]
             block = parts.story_summary(inputs, window)
             assert block.text == "\n".join(line for line in lines if line), step
+
+
+def _fields(made: search_recall.StoryDocuments) -> dict[str, Any]:
+    return {
+        "all": sorted(_as_rows(made.all)),
+        "turns": _as_rows(made.turns),
+        "turn_numbers": list(made.turn_numbers),
+        "summaries": _as_rows(made.summaries),
+        "summary_turns": list(made.summary_turns),
+        "chapters": _as_rows(made.chapters),
+        "chapter_keys": sorted(made.chapter_keys.values()),
+    }
+
+
+def test_a_story_s_documents_extended_in_place_are_the_documents_made_afresh() -> None:
+    """One story played turn by turn with its very objects (the next turn extends the last
+    turn's lists in place), with lines, second lines, folds, undo and regenerate between."""
+    rng = random.Random(8)
+    history = [HistoryTurn(0, "", "The lamp room is cold tonight.")]
+    store = SummaryStore("en")
+    before: list[Document] = []
+    kept_as_it_was: list[Document] = []
+    last: search_recall.StoryDocuments | None = None
+    in_place = 0
+    for step in range(1, 260):
+        event = rng.random()
+        number = history[-1].number + 1
+        if event < 0.08 and len(history) > 3:  # undo two turns
+            history = history[:-2]
+            store = store.drop_from(history[-1].number + 1)
+        elif event < 0.14 and len(history) > 1:  # regenerate the last turn
+            last = history[-1].number
+            history = [*history[:-1], HistoryTurn(last, f"input {last}", f"again {step}")]
+            store = store.replace(last, [f"redone {step}"])
+        else:  # the next turn, the same objects before it
+            history = [*history, HistoryTurn(number, f"input {number}", f" story {number} ")]
+            store = store.add(number, [f"line {number}"] * (1 + (rng.random() < 0.2)) + (
+                [f"second line {number}"] if rng.random() < 0.2 else []))
+            if number % 17 == 0:
+                start = store.chapters[-1].last + 1 if store.chapters else 1
+                store = store.with_chapter(Chapter(start, number - 3, CHAPTER, "a fold", number))
+        made = search_recall.story_documents(history, store)
+        in_place += made is last
+        rows = _fields(made)
+        kept = dict(search_recall._LAST)
+        search_recall._LAST.clear()
+        try:
+            assert rows == _fields(search_recall.story_documents(history, store)), step
+        finally:
+            search_recall._LAST.clear()
+            search_recall._LAST.update(kept)
+        for doc in made.turns:
+            turn = next(t for t in history if t.number == doc.turn)
+            assert doc.text == f"{turn.user}\n{turn.narrative}".strip()
+        listed = search_recall.documents(history, store)
+        assert listed == made.all and listed is not made.all
+        assert before == kept_as_it_was  # a list handed out earlier is not changed later
+        before, kept_as_it_was = listed, list(listed)
+        last = search_recall.story_documents(history, store)
+    assert in_place > 150  # most turns extended the last turn's lists

@@ -9,6 +9,7 @@ snapshot to commit.
 
 from __future__ import annotations
 
+import operator
 import random
 import time
 from dataclasses import dataclass, field
@@ -347,10 +348,11 @@ def prompt_history(story: Story) -> list[HistoryTurn]:
     cached = _BUILT.get(id(story))
     if cached is not None and cached[0] is story:
         _, seen, built = cached
-        if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
+        if len(seen) <= len(played) and all(map(operator.is_, seen, played)):
             new = played[len(seen) :]
-            built = built + [_history_turn(t) for t in new]
-            _BUILT[id(story)] = (story, list(played), built)
+            added = [_history_turn(t) for t in new]
+            built += added  # this memo's own lists, grown in place (#17: no list as long as
+            seen += new  # the story made and dropped every turn); handed out as a copy
             return list(built)
     built = [_history_turn(t) for t in played]
     if len(_BUILT) > 32:

@@ -16,6 +16,7 @@ wherever it went.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from itertools import compress
 
@@ -61,9 +62,14 @@ class SessionTextIndex:
         held = self._documents()
         before = self._synced_list
         if before is not None and len(before) <= len(documents):
-            if list(documents[: len(before)]) == before:  # in C; the very documents first
-                self._write(held, [], documents[len(before) :])
-                self._synced_list, self._synced = list(documents), None
+            # in C; the very documents first (no copy of a list as long as the story: #17)
+            if all(map(operator.is_, before, documents)) or (
+                list(documents[: len(before)]) == before
+            ):
+                added = documents[len(before) :]
+                self._write(held, [], added)
+                before.extend(added)  # the index's own list, grown in place
+                self._synced = None
                 return
         by_id = dict(zip(map(id, documents), documents, strict=True))
         last = self._synced if self._synced is not None else (
