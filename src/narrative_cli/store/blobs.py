@@ -386,7 +386,11 @@ def _list_chunks(
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made, hits)
+    # A shared list's next one is matched by its items (``_shared_prefix``), never by its
+    # JSON (``_extends``): the whole list's JSON is not kept for it (#17: a third copy of
+    # every summary line's JSON; b"" extends nothing)
+    kept = data if shared is None else b""
+    _LISTS[path] = _ListMemo(kept, items, closed, start, shared, made, hits)
     return closed + tail
 
 
