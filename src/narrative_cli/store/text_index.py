@@ -104,11 +104,12 @@ class SessionTextIndex:
                 changed.append(document)
         if not gone and not changed:
             return
+        texts = [d.text for d in changed]  # a turn's is made when asked: once here
         with self.db.transaction(durable=False) as conn:  # rebuilt from the story if lost
             conn.executemany(_DELETE, [(self.session_id, key) for key in gone])
             ids = []
-            for d in changed:
-                conn.execute(_UPSERT, (self.session_id, d.key, d.turn, d.kind, d.text))
+            for d, text in zip(changed, texts, strict=True):
+                conn.execute(_UPSERT, (self.session_id, d.key, d.turn, d.kind, text))
                 ids.append(int(conn.execute(_ID, (self.session_id, d.key)).fetchone()[0]))
         removed = [self._ids[key] for key in gone if key in self._ids]
         removed += [self._ids[d.key] for d in changed if d.key in self._ids]
@@ -118,7 +119,7 @@ class SessionTextIndex:
         for d, row_id in zip(changed, ids, strict=True):
             held[d.key] = d
             self._keys[row_id], self._ids[d.key] = d.key, row_id
-        added = [(row_id, d.text) for d, row_id in zip(changed, ids, strict=True)]
+        added = list(zip(ids, texts, strict=True))
         self._memo.changed(removed, added)
 
     def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
