@@ -575,3 +575,36 @@ def test_a_story_s_documents_extended_in_place_are_the_documents_made_afresh() -
         before, kept_as_it_was = listed, list(listed)
         last = search_recall.story_documents(history, store)
     assert in_place > 150  # most turns extended the last turn's lists
+
+
+def test_the_summary_block_with_folds_follows_a_story_turn_by_turn() -> None:
+    """The entries' turns are remembered per story and extended in place (#17): the block with
+    folds stays the lines between the folds, whatever the list did (a line more, a rewritten
+    line, an undo, entries out of order), and another story's list in between changes nothing."""
+    rng = random.Random(9)
+    entries: list[SummaryEntry] = []
+    other = [SummaryEntry(n, f"[Turn {n}] other {n}") for n in range(1, 30)]
+    for step in range(1, 200):
+        roll = rng.random()
+        if roll < 0.7 or not entries:
+            entries = [*entries, SummaryEntry(step, f"[Turn {step}] line {step}")]
+        elif roll < 0.8:
+            at = rng.randrange(len(entries))
+            entries = [*entries[:at], SummaryEntry(entries[at].turn, f"rewritten {step}"),
+                       *entries[at + 1 :]]  # fmt: skip
+        elif roll < 0.9:
+            entries = entries[:-2]
+        elif roll < 0.93:
+            entries = rng.sample(entries, len(entries))
+        else:
+            entries = sorted(entries, key=lambda e: e.turn)
+        last = max((e.turn for e in entries), default=1)
+        folds = [Chapter(1, max(1, last // 3), CHAPTER, "first", 1)]
+        if last > 12:
+            folds.append(Chapter(last // 3 + 2, last // 2, CHAPTER, "second", 1))
+        first = rng.randint(1, last + 1)
+        for listed in (entries, other):
+            inputs = PromptInputs(Card(name="c"), turn=first, summaries=listed, chapters=folds)
+            block = parts.story_summary(inputs, [HistoryTurn(first, "", "")])
+            expected = _summary_by_rule(listed, visible_chapters(folds, first), first)
+            assert block.text == "\n".join(expected), step
