@@ -101,9 +101,16 @@ def prompt_history(
     texts = iter(render_marked(raw[2 * plain :], render or scripts._render))
     for turn in played[plain:]:
         narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
-        turns.append(HistoryTurn(turn.number, user, narrative))
+        turns.append(HistoryTurn(turn.number, _same(user, turn.user_input or ""),
+                                 _same(narrative, turn.narrative)))  # fmt: skip
     _BUILT[id(scripts)] = (scripts, scripts.version, seen_now, raw, turns, first_marked)
     return list(turns)
+
+
+def _same(text: str, played: str) -> str:
+    """``text``, or the played turn's own string when equal (scripts that changed nothing may
+    still give a copy: the history holds the story's text once; #17)."""
+    return played if text == played else text
 
 
 def _same_prefix(seen: Sequence[Any], played: Sequence[Any]) -> bool:
