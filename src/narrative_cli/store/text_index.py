@@ -33,6 +33,7 @@ _ID = "SELECT id FROM recall_docs WHERE session_id = ? AND key = ?"
 # Only rowids: the documents themselves are in memory (and another session's rows are skipped).
 _MATCH = "SELECT rowid FROM recall_fts WHERE recall_fts MATCH ? ORDER BY rowid LIMIT ?"
 _NO_LIMIT = -1
+_ASKED_KEPT = 1024  # terms asked once, per generation (two kept)
 
 
 class SessionTextIndex:
@@ -47,7 +48,11 @@ class SessionTextIndex:
         self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
         self._synced_list: list[Document] | None = None  # and in their order
         self._memo = TermMemo()  # each term's matches, kept up to date (term_memo)
-        self._asked: set[str] = set()  # terms asked once: remembered when asked again
+        # terms asked once (remembered when asked again), in two generations: a term asked
+        # again moves to the newer; the older is dropped when the newer is full (#17: one set
+        # of 4,096 cleared when full held 0.2 MB more at 2,000 turns than at 500)
+        self._asked: set[str] = set()
+        self._asked_before: set[str] = set()
 
     def _documents(self) -> dict[str, Document]:
         if self._held is None:
@@ -161,8 +166,11 @@ class SessionTextIndex:
         for a common word)."""
         if term in self._asked:
             return True
-        if len(self._asked) >= 4096:
-            self._asked.clear()
+        if term in self._asked_before:
+            self._asked.add(term)
+            return True
+        if len(self._asked) >= _ASKED_KEPT:
+            self._asked_before, self._asked = self._asked, set()
         self._asked.add(term)
         return False
 
