@@ -608,3 +608,30 @@ def test_the_summary_block_with_folds_follows_a_story_turn_by_turn() -> None:
             block = parts.story_summary(inputs, [HistoryTurn(first, "", "")])
             expected = _summary_by_rule(listed, visible_chapters(folds, first), first)
             assert block.text == "\n".join(expected), step
+
+
+def test_an_event_record_and_its_object_are_freed_without_the_collector() -> None:
+    """#17: a record, its object and the object's ``time`` and ``notes`` make no reference
+    cycle, so records sliding out of the log are freed at once, not at the next full
+    collection (whose interval grows with the story); the object is still the record's while
+    something holds it, and a new equal one once nothing does."""
+    import gc
+    import weakref
+
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), "", ("n",), turn=4)
+    given = record.to_dict()
+    assert record.to_dict() is given and given["notes"] == ["n"]
+    del given
+    again = record.to_dict()  # nothing held the last one: a new one, the record's
+    assert EventRecord.from_dict(again) is record and again.known_json() == record.json_bytes()
+    dead = weakref.ref(record), weakref.ref(again)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del record, again
+        assert all(ref() is None for ref in dead)
+    finally:
+        if was_enabled:
+            gc.enable()
