@@ -635,3 +635,28 @@ def test_an_event_record_and_its_object_are_freed_without_the_collector() -> Non
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_turn_that_keeps_its_regex_renderer_is_freed_without_the_collector() -> None:
+    """#17: the turn keeps its renderer of regex-written templates (``TurnState.regex_render``)
+    and the renderer refers to the turn weakly, so a finished turn, with all its prompts, is
+    freed at once, not at the next full collection (whose interval grows with the story)."""
+    import gc
+    import weakref
+
+    from narrative_cli.pipeline.regex_templates import turn_renderer
+
+    class Turn:  # what the renderer is given: any turn-like object
+        render: Any = None
+
+    turn = Turn()
+    turn.render = turn_renderer(turn)  # type: ignore[arg-type]
+    dead = weakref.ref(turn)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del turn
+        assert dead() is None
+    finally:
+        if was_enabled:
+            gc.enable()
