@@ -267,7 +267,7 @@ def part_whole_process(
                 f"{turns} turns{'' if before is None else ' ' + name.upper()}: "
                 f"{turns / seconds:.1f} turns/s whole process ({seconds:.1f} s), "
                 f"{turns / cpu:.1f} turns per CPU second ({cpu:.1f} s), "
-                f"peak memory {rss / 2**20:.0f} MB, trace folder "
+                f"peak memory {rss / 2**20:.1f} MB, trace folder "
                 f"{folder_bytes(trace) / 2**20:.1f} MB, load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )

@@ -40,12 +40,13 @@ def _store(turns: int, folds: list[Chapter]) -> SummaryStore:
 
 def _afresh(history: list[HistoryTurn], store: SummaryStore) -> list[tuple[str, int, str, str]]:
     """The documents built with nothing to extend."""
-    kept = list(search_recall._LAST)
+    kept = dict(search_recall._LAST)
     search_recall._LAST.clear()
     try:
         return _as_rows(search_recall.documents(history, store))
     finally:
-        search_recall._LAST[:] = kept
+        search_recall._LAST.clear()
+        search_recall._LAST.update(kept)
 
 
 def _as_rows(docs: list[Document]) -> list[tuple[str, int, str, str]]:
@@ -514,3 +515,148 @@ def test_the_summary_block_without_folds_is_the_entries_before_the_window_every_
             lines = [e.text.strip() for e in entries if cut is None or e.turn < cut]
             block = parts.story_summary(inputs, window)
             assert block.text == "\n".join(line for line in lines if line), step
+
+
+def _fields(made: search_recall.StoryDocuments) -> dict[str, Any]:
+    return {
+        "all": sorted(_as_rows(made.all)),
+        "turns": _as_rows(made.turns),
+        "turn_numbers": list(made.turn_numbers),
+        "summaries": _as_rows(made.summaries),
+        "summary_turns": list(made.summary_turns),
+        "chapters": _as_rows(made.chapters),
+        "chapter_keys": sorted(made.chapter_keys.values()),
+    }
+
+
+def test_a_story_s_documents_extended_in_place_are_the_documents_made_afresh() -> None:
+    """One story played turn by turn with its very objects (the next turn extends the last
+    turn's lists in place), with lines, second lines, folds, undo and regenerate between."""
+    rng = random.Random(8)
+    history = [HistoryTurn(0, "", "The lamp room is cold tonight.")]
+    store = SummaryStore("en")
+    before: list[Document] = []
+    kept_as_it_was: list[Document] = []
+    last: search_recall.StoryDocuments | None = None
+    in_place = 0
+    for step in range(1, 260):
+        event = rng.random()
+        number = history[-1].number + 1
+        if event < 0.08 and len(history) > 3:  # undo two turns
+            history = history[:-2]
+            store = store.drop_from(history[-1].number + 1)
+        elif event < 0.14 and len(history) > 1:  # regenerate the last turn
+            last = history[-1].number
+            history = [*history[:-1], HistoryTurn(last, f"input {last}", f"again {step}")]
+            store = store.replace(last, [f"redone {step}"])
+        else:  # the next turn, the same objects before it
+            history = [*history, HistoryTurn(number, f"input {number}", f" story {number} ")]
+            store = store.add(number, [f"line {number}"] * (1 + (rng.random() < 0.2)) + (
+                [f"second line {number}"] if rng.random() < 0.2 else []))
+            if number % 17 == 0:
+                start = store.chapters[-1].last + 1 if store.chapters else 1
+                store = store.with_chapter(Chapter(start, number - 3, CHAPTER, "a fold", number))
+        made = search_recall.story_documents(history, store)
+        in_place += made is last
+        rows = _fields(made)
+        kept = dict(search_recall._LAST)
+        search_recall._LAST.clear()
+        try:
+            assert rows == _fields(search_recall.story_documents(history, store)), step
+        finally:
+            search_recall._LAST.clear()
+            search_recall._LAST.update(kept)
+        for doc in made.turns:
+            turn = next(t for t in history if t.number == doc.turn)
+            assert doc.text == f"{turn.user}\n{turn.narrative}".strip()
+        listed = search_recall.documents(history, store)
+        assert listed == made.all and listed is not made.all
+        assert before == kept_as_it_was  # a list handed out earlier is not changed later
+        before, kept_as_it_was = listed, list(listed)
+        last = search_recall.story_documents(history, store)
+    assert in_place > 150  # most turns extended the last turn's lists
+
+
+def test_the_summary_block_with_folds_follows_a_story_turn_by_turn() -> None:
+    """The entries' turns are remembered per story and extended in place (#17): the block with
+    folds stays the lines between the folds, whatever the list did (a line more, a rewritten
+    line, an undo, entries out of order), and another story's list in between changes nothing."""
+    rng = random.Random(9)
+    entries: list[SummaryEntry] = []
+    other = [SummaryEntry(n, f"[Turn {n}] other {n}") for n in range(1, 30)]
+    for step in range(1, 200):
+        roll = rng.random()
+        if roll < 0.7 or not entries:
+            entries = [*entries, SummaryEntry(step, f"[Turn {step}] line {step}")]
+        elif roll < 0.8:
+            at = rng.randrange(len(entries))
+            entries = [*entries[:at], SummaryEntry(entries[at].turn, f"rewritten {step}"),
+                       *entries[at + 1 :]]  # fmt: skip
+        elif roll < 0.9:
+            entries = entries[:-2]
+        elif roll < 0.93:
+            entries = rng.sample(entries, len(entries))
+        else:
+            entries = sorted(entries, key=lambda e: e.turn)
+        last = max((e.turn for e in entries), default=1)
+        folds = [Chapter(1, max(1, last // 3), CHAPTER, "first", 1)]
+        if last > 12:
+            folds.append(Chapter(last // 3 + 2, last // 2, CHAPTER, "second", 1))
+        first = rng.randint(1, last + 1)
+        for listed in (entries, other):
+            inputs = PromptInputs(Card(name="c"), turn=first, summaries=listed, chapters=folds)
+            block = parts.story_summary(inputs, [HistoryTurn(first, "", "")])
+            expected = _summary_by_rule(listed, visible_chapters(folds, first), first)
+            assert block.text == "\n".join(expected), step
+
+
+def test_an_event_record_and_its_object_are_freed_without_the_collector() -> None:
+    """#17: a record, its object and the object's ``time`` and ``notes`` make no reference
+    cycle, so records sliding out of the log are freed at once, not at the next full
+    collection (whose interval grows with the story); the object is still the record's while
+    something holds it, and a new equal one once nothing does."""
+    import gc
+    import weakref
+
+    from narrative_cli.state.game import Clock, EventRecord
+
+    record = EventRecord("move", {"location": "灯室"}, True, Clock(1, 3), "", ("n",), turn=4)
+    given = record.to_dict()
+    assert record.to_dict() is given and given["notes"] == ["n"]
+    del given
+    again = record.to_dict()  # nothing held the last one: a new one, the record's
+    assert EventRecord.from_dict(again) is record and again.known_json() == record.json_bytes()
+    dead = weakref.ref(record), weakref.ref(again)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del record, again
+        assert all(ref() is None for ref in dead)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_a_turn_that_keeps_its_regex_renderer_is_freed_without_the_collector() -> None:
+    """#17: the turn keeps its renderer of regex-written templates (``TurnState.regex_render``)
+    and the renderer refers to the turn weakly, so a finished turn, with all its prompts, is
+    freed at once, not at the next full collection (whose interval grows with the story)."""
+    import gc
+    import weakref
+
+    from narrative_cli.pipeline.regex_templates import turn_renderer
+
+    class Turn:  # what the renderer is given: any turn-like object
+        render: Any = None
+
+    turn = Turn()
+    turn.render = turn_renderer(turn)  # type: ignore[arg-type]
+    dead = weakref.ref(turn)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del turn
+        assert dead() is None
+    finally:
+        if was_enabled:
+            gc.enable()

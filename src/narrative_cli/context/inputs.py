@@ -17,13 +17,17 @@ from narrative_cli.domain import Card
 from narrative_cli.domain_chat import AuthorsNote, Persona, Preset
 from narrative_cli.errors import ConfigError
 from narrative_cli.state.chapters import Chapter, Fold
+from narrative_cli.state.summaries import Labelled
 
 Lang = Literal["zh", "en"]
+# One summary line of the story so far (``[第3轮] 叙事要点：…``) and its turn: the summary
+# store's own labelled lines, not copies of them (#17).
+SummaryEntry = Labelled
 PresetMode = Literal["none", "split"]
 PRESET_MODES: tuple[str, ...] = ("none", "split")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per turn, held for the whole story: no __dict__
 class HistoryTurn:
     """One finished turn: its stable number, what the user said, what the story said.
 
@@ -33,14 +37,6 @@ class HistoryTurn:
     number: int
     user: str
     narrative: str
-
-
-@dataclass(frozen=True)
-class SummaryEntry:
-    """One summary line of the story so far, e.g. ``[第3轮] 叙事要点：…``, and its turn."""
-
-    turn: int
-    text: str
 
 
 @dataclass(frozen=True)

@@ -279,27 +279,46 @@ def _unfolded(
     return picked
 
 
-# The turns of the last entry list read (every prompt of a turn reads the same list), and
-# whether they are in order; the list is held, so its id stays its own.
-_TURNS: list[tuple[list[SummaryEntry], list[int] | None]] = []
+# The turns of each story's last entry list read (every prompt of a turn reads the same list;
+# the next turn's is the same with a line more), and whether they are in order; filed by the
+# list's first entry (the very object: a store's lines are its parent's), the list held so
+# the ids stay their own. The turns list is this memo's own and grows in place (#17: no list
+# as long as the story made anew every turn, one per story held, not one per prompt read).
+_TURNS: dict[int, tuple[list[SummaryEntry], list[int] | None]] = {}
+_TURNS_KEPT = 4  # stories (a few logs replayed at once)
 
 
 def _entry_turns(entries: list[SummaryEntry]) -> list[int] | None:
     """The entries' turns, None when they are not in turn order; a list that starts with the
-    entries of one read before (the last turn's, and one line more) extends its turns."""
-    turns: list[int] | None = None
-    for held, known in reversed(_TURNS):
+    entries of the one read before for the story (the last turn's, and one line more)
+    extends its turns."""
+    key = id(entries[0]) if entries else 0
+    found = _TURNS.get(key)
+    if found is not None:
+        held, known = found
         if held is entries:
             return known
-        if known is not None and len(held) <= len(entries) and held == entries[: len(held)]:
-            turns = known + [e.turn for e in entries[len(held) :]]
-            break
-    if turns is None:
-        turns = [e.turn for e in entries]
+        if known is not None and len(held) <= len(entries) and (
+            all(map(operator.is_, held, entries)) or held == entries[: len(held)]
+        ):
+            added = [e.turn for e in entries[len(held) :]]
+            tail = known[-1:] + added  # the new turns in order after the last known one
+            ordered = all(map(operator.le, tail, tail[1:]))
+            if ordered:
+                known += added
+            _file(key, entries, known if ordered else None)
+            return known if ordered else None
+    turns = [e.turn for e in entries]
     ordered = all(map(operator.le, turns, turns[1:]))
-    _TURNS.append((entries, turns if ordered else None))
-    del _TURNS[:-4]
+    _file(key, entries, turns if ordered else None)
     return turns if ordered else None
+
+
+def _file(key: int, entries: list[SummaryEntry], turns: list[int] | None) -> None:
+    _TURNS.pop(key, None)
+    _TURNS[key] = (entries, turns)  # the newest last
+    while len(_TURNS) > _TURNS_KEPT:
+        del _TURNS[next(iter(_TURNS))]
 
 
 def last_cut(inputs: PromptInputs, settings: WindowSettings) -> int:

@@ -39,15 +39,80 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
 class Document:
     """One searchable text: ``key`` is unique in the story (``turn:12``, ``summary:12:0``,
-    ``chapter:1-40:1:41``), ``turn`` the turn it belongs to (a chapter: its last turn)."""
+    ``chapter:1-40:1:41``), ``turn`` the turn it belongs to (a chapter: its last turn).
 
+    Read-only, compared by its four fields. A turn's document (``joined``) keeps the player's
+    words and the story's as the prompt history holds them and makes its text when asked:
+    the story's text is held once, not once more per turn for the search (#17: at thousands
+    of turns, and with real stories' narratives of kilobytes, the largest copy)."""
+
+    __slots__ = ("key", "turn", "kind", "_first", "_second")
     key: str
     turn: int
     kind: str
-    text: str
+    _first: str
+    _second: str | None
+
+    def __init__(self, key: str, turn: int, kind: str, text: str) -> None:
+        _set(self, "key", key)
+        _set(self, "turn", turn)
+        _set(self, "kind", kind)
+        _set(self, "_first", text)
+        _set(self, "_second", None)
+
+    @classmethod
+    def joined(cls, key: str, turn: int, kind: str, first: str, second: str) -> Document:
+        """The document whose text is ``f"{first}\\n{second}".strip()``, without making it."""
+        document = cls(key, turn, kind, first)
+        _set(document, "_second", second)
+        return document
+
+    @property
+    def text(self) -> str:
+        if self._second is None:
+            return self._first
+        return f"{self._first}\n{self._second}".strip()
+
+    def contains(self, term: str) -> bool:
+        """Whether the text holds ``term``, looked for in each part when the term holds no
+        whitespace (it cannot then cross the line between them, nor meet what ``strip``
+        takes away)."""
+        if self._second is None or _SPACE.search(term):
+            return term in self.text
+        return term in self._first or term in self._second
+
+    def folded_contains(self, folded: str) -> bool:
+        """``contains`` on the case-folded text (``folded``: a case-folded term)."""
+        if self._second is None or _SPACE.search(folded):
+            return folded in self.text.casefold()
+        return folded in self._first.casefold() or folded in self._second.casefold()
+
+    def _fields(self) -> tuple[str, int, str, str]:
+        return (self.key, self.turn, self.kind, self.text)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Document):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Document is read-only (cannot set {name!r})")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(
+            ("key", "turn", "kind", "text"), self._fields(), strict=True))
+        return f"Document({fields})"
+
+
+_set = object.__setattr__
+_SPACE = re.compile(r"\s")
 
 
 class TextIndex(Protocol):

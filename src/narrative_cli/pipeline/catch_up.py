@@ -34,7 +34,7 @@ from narrative_cli.agents.catch_up import CatchUpReply
 from narrative_cli.agents.table import WINDOWS
 from narrative_cli.context.blocks import Prompt
 from narrative_cli.context.expand import apply_macros
-from narrative_cli.context.inputs import Lang, PromptInputs, SummaryEntry
+from narrative_cli.context.inputs import Lang, PromptInputs
 from narrative_cli.context.router import build_prompt
 from narrative_cli.errors import BackendError
 from narrative_cli.i18n import t
@@ -144,7 +144,7 @@ def _inputs(
 ) -> PromptInputs:
     """The batch's prompt inputs, macros expanded as a played turn's are."""
     lang: Lang = "zh" if story.lang == "zh" else "en"
-    summaries = [SummaryEntry(number, text) for number, text in progress.summaries.labelled_entries]
+    summaries = list(progress.summaries.labelled_entries)
     inputs = PromptInputs(
         card=story.card,
         persona=story.persona,

@@ -277,5 +277,5 @@ def _record(state: TurnState, results: list[ToolResult]) -> None:
     report_tools(state, results, "post")
 
 
-def _message_text(narrative: str, outputs: dict[str, str]) -> str:
+def _message_text(narrative: str, outputs: Mapping[str, str]) -> str:
     return "\n\n".join([narrative, *outputs.values()])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 from narrative_cli.agents.replies import Plan
@@ -94,14 +95,17 @@ class Snapshot:
         )
 
 
-@dataclass(frozen=True)
+_NO_OUTPUTS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)  # one per turn, held for the whole story: no __dict__
 class PlayedTurn:
     """A completed turn as later prompts see it (turn 0 is the greeting, without user input)."""
 
     number: int
     user_input: str | None
     narrative: str
-    post_outputs: dict[str, str] = field(default_factory=dict)
+    post_outputs: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> PlayedTurn:
@@ -170,7 +174,10 @@ class TurnRecord:
 
     def history_turn(self) -> PlayedTurn:
         """The turn as the history of later prompts holds it."""
-        return PlayedTurn(self.number, self.user_input, self.narrative, dict(self.post_outputs))
+        # the result's own outputs, not a copy: nothing changes a finished turn's (#17: the
+        # history holds one per turn for the whole story)
+        outputs = self.post_outputs or _NO_OUTPUTS  # one read-only empty mapping for all
+        return PlayedTurn(self.number, self.user_input, self.narrative, outputs)
 
     def message_text(self) -> str:
         """The visible message: the narrative, then every post-pipeline tool output."""

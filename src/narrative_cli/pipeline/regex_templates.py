@@ -10,6 +10,7 @@ is a turn warning naming the script, and its piece is left out (``regex.template
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -41,9 +42,17 @@ class _Turn(Protocol):
 
 
 def turn_renderer(state: _Turn) -> Renderer:
-    """Render regex-written templates against the turn's variables, keeping what they set."""
+    """Render regex-written templates against the turn's variables, keeping what they set.
+
+    The renderer refers to the turn weakly: the turn keeps it (``TurnState.regex_render``),
+    and a turn in a reference cycle with it stayed, with all its prompts, until a full
+    collection, whose interval grows with the story (#17)."""
+    turn = weakref.ref(state)
 
     def render(jobs: Sequence[TemplateJob]) -> list[str | None]:
+        state = turn()
+        if state is None:
+            raise RuntimeError("the turn these templates belong to is over")
         batch = render_templates(jobs, _context(state))
         for warning in batch.warnings:
             state.warn("templates", warning)

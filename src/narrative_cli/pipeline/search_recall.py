@@ -17,13 +17,14 @@ turns in ``<text_recall>``, oldest first. A story without an index (an embedder 
 
 from __future__ import annotations
 
+import operator
 import threading
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from narrative_cli.context.inputs import HistoryTurn
+from narrative_cli.context.inputs import HistoryTurn, SummaryEntry
 from narrative_cli.context.text_search import (
     CHAPTER,
     SUMMARY,
@@ -43,15 +44,19 @@ from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.tokens import estimate_tokens
 
 
-@dataclass(frozen=True)
+@dataclass
 class StoryDocuments:
     """Every searchable text of the story, by kind, each list in story order (with the turn
     numbers beside it, for ``bisect``): what the index holds and what the writer is shown
-    are found from these without a pass over the whole story."""
+    are found from these without a pass over the whole story.
+
+    The story's own last one is extended in place by the next turn (``_extend``): its lists
+    only grow, so a turn makes no list as long as the story (#17: a dozen such lists made
+    anew and dropped every turn left holes in the C heap that grew with the story)."""
 
     history: list[HistoryTurn]  # what ``turns`` was made from
     turn_docs: list[Document | None]  # one per history turn (None: a turn with no text)
-    labelled: tuple[tuple[int, str], ...]  # what ``summaries`` was made from
+    labelled: tuple[SummaryEntry, ...]  # what ``summaries`` was made from
     summaries: list[Document]
     summary_turns: list[int]
     folds: tuple[Chapter, ...]  # what ``chapters`` was made from
@@ -73,22 +78,30 @@ class StoryDocuments:
         return [*self.turns, *self.summaries, *self.chapters]
 
 
-# The documents made for the last few turns: the next turn's history and summary lines start
-# with the very objects of the last one, so only its new turn and lines are made into
-# documents (issue #17 item 4: the search's cost stays flat however long the story).
-_LAST: list[StoryDocuments] = []
-# Each holds lists as long as the story (2,000 turns: ~250 KB); a replay's turn finds the last
-# one, a few logs replayed at once (--jobs) their own among these (8 held 1 MB more; #17).
-_KEEP = 4
+# The documents made for each story's last turn: the next turn's history and summary lines
+# start with the very objects of the last one, so only its new turn and lines are made into
+# documents (issue #17 item 4: the search's cost stays flat however long the story). Filed by
+# the story's first turn (the very object, held, so its id stays its own): each story finds
+# its own at once, and a story holds one set of lists as long as itself, not one per story
+# played lately (four held 0.3 MB more at 2,000 turns; #17). A story whose first turn is a
+# new object (restored from the store) looks through all of them, as before.
+_LAST: dict[int, StoryDocuments] = {}
+_KEEP = 4  # stories (a few logs replayed at once, --jobs, each find their own)
 _LOCK = threading.Lock()
 _TAIL = 64  # the newest items compared one by one; the rest in one list comparison (C)
+
+
+def _story_key(history: Sequence[HistoryTurn]) -> int:
+    return id(history[0]) if history else 0
 
 
 def _common(old: Sequence[object], new: Sequence[object]) -> int:
     """How many first items of ``old`` and ``new`` are the same (equal counts: equal items
     make equal documents)."""
     length = min(len(old), len(new))
-    if old[:length] == new[:length]:  # the usual case (the next turn's lists), all in C
+    if all(map(operator.is_, old, new)):  # the usual case (the next turn's), in C, no copy
+        return length
+    if old[:length] == new[:length]:
         return length
     bulk = max(length - _TAIL, 0)
     at = bulk if old[:bulk] == new[:bulk] else 0
@@ -98,55 +111,95 @@ def _common(old: Sequence[object], new: Sequence[object]) -> int:
 
 
 def _turn_document(turn: HistoryTurn) -> Document | None:
-    text = f"{turn.user}\n{turn.narrative}".strip()
-    return Document(f"turn:{turn.number}", turn.number, TURN, text) if text else None
+    """The turn's document: its text read from the history turn's own (not a copy)."""
+    if not (turn.user.strip() or turn.narrative.strip()):
+        return None
+    return Document.joined(f"turn:{turn.number}", turn.number, TURN, turn.user, turn.narrative)
 
 
 def story_documents(history: list[HistoryTurn], summaries: SummaryStore) -> StoryDocuments:
     """The story's documents (see ``documents``), extending the last turn's where the history
     and the summary lines start the same."""
     labelled = summaries.labelled_entries
+    key = _story_key(history)
     with _LOCK:
-        candidates = list(_LAST)
+        own = _LAST.get(key)
+        candidates = [own] if own is not None else list(_LAST.values())
     kept_turns = kept_lines = 0
     base: StoryDocuments | None = None
     for made in candidates:
         turns_here, lines_here = _common(made.history, history), _common(made.labelled, labelled)
         if base is None or turns_here + lines_here > kept_turns + kept_lines:
             base, kept_turns, kept_lines = made, turns_here, lines_here
+    folds = summaries.chapters
+    kept_folds = _common(base.folds, folds) if base else 0
+    kept = (kept_turns, kept_lines, kept_folds)
+    if base is not None and base is own and kept == (len(base.history), len(base.labelled),
+                                                     len(base.folds)):  # fmt: skip
+        _extend(base, history, labelled, folds, summaries.lang)  # the next turn: only added
+        with _LOCK:
+            _LAST[key] = _LAST.pop(key, base)  # the newest last
+        return base
     turn_docs = (base.turn_docs[:kept_turns] if base else []) + [
         _turn_document(turn) for turn in history[kept_turns:]
     ]
     docs = base.summaries[:kept_lines] if base else []
     turns = base.summary_turns[:kept_lines] if base else []
-    for turn, line in labelled[kept_lines:]:
+    _add_lines(docs, turns, labelled[kept_lines:])
+    chapters = (base.chapters[:kept_folds] if base else []) + _chapter_documents(
+        folds[kept_folds:], summaries.lang
+    )
+    chapter_keys = {id(c): doc.key for c, doc in zip(folds, chapters, strict=True)}
+    made = StoryDocuments(
+        list(history), turn_docs, labelled, docs, turns, folds, chapters, chapter_keys
+    )
+    with _LOCK:
+        _LAST.pop(key, None)
+        _LAST[key] = made  # the newest last
+        while len(_LAST) > _KEEP:
+            del _LAST[next(iter(_LAST))]
+    return made
+
+
+def _extend(
+    made: StoryDocuments,
+    history: list[HistoryTurn],
+    labelled: tuple[SummaryEntry, ...],
+    folds: tuple[Chapter, ...],
+    lang: str,
+) -> None:
+    """``made`` brought to a story that only added turns, lines and folds to its own, in
+    place (``all`` gains what is new at its end: the index tells what is new by that)."""
+    new_turns = [_turn_document(turn) for turn in history[len(made.history) :]]
+    added = [doc for doc in new_turns if doc is not None]
+    fresh_chapters = _chapter_documents(folds[len(made.folds) :], lang)
+    every, turns, numbers = made.all, made.turns, made.turn_numbers  # made before they grow
+    count = len(made.summaries)
+    _add_lines(made.summaries, made.summary_turns, labelled[len(made.labelled) :])
+    lines = made.summaries[count:]
+    made.history.extend(history[len(made.history) :])
+    made.turn_docs.extend(new_turns)
+    turns.extend(added)
+    numbers.extend(doc.turn for doc in added)
+    made.chapters.extend(fresh_chapters)
+    every.extend([*added, *lines, *fresh_chapters])
+    made.labelled, made.folds = labelled, folds
+    if fresh_chapters:
+        made.chapter_keys = {id(c): d.key for c, d in zip(folds, made.chapters, strict=True)}
+
+
+def _add_lines(docs: list[Document], turns: list[int], new: Sequence[SummaryEntry]) -> None:
+    """Append the documents of the summary lines ``new`` (and their turns) to ``docs``."""
+    for turn, line in new:
         position = 0  # the turn's earlier lines (a turn's lines are together, in order)
         while position < len(turns) and turns[-1 - position] == turn:
             position += 1
         docs.append(Document(f"summary:{turn}:{position}", turn, SUMMARY, line))
         turns.append(turn)
-    folds = summaries.chapters
-    kept_folds = _common(base.folds, folds) if base else 0
-    chapters = (base.chapters[:kept_folds] if base else []) + [
-        Document(_chapter_key(c), c.last, CHAPTER, c.labelled(summaries.lang))
-        for c in folds[kept_folds:]
-    ]
-    chapter_keys = {id(c): doc.key for c, doc in zip(folds, chapters, strict=True)}
-    made = StoryDocuments(
-        list(history), turn_docs, labelled, docs, turns, folds, chapters, chapter_keys
-    )
-    kept = (kept_turns, kept_lines, kept_folds)
-    if base is not None and kept == (len(base.turn_docs), len(base.summaries), len(base.folds)):
-        # Only added to (the next turn): the lists extend the last ones, and ``all`` holds the
-        # last ``all`` first, so the index can tell what is new without a look at the rest.
-        added = [doc for doc in turn_docs[kept_turns:] if doc is not None]
-        made.__dict__["turns"] = base.turns + added
-        made.__dict__["turn_numbers"] = base.turn_numbers + [doc.turn for doc in added]
-        made.__dict__["all"] = base.all + added + docs[kept_lines:] + chapters[kept_folds:]
-    with _LOCK:
-        _LAST.append(made)
-        del _LAST[:-_KEEP]
-    return made
+
+
+def _chapter_documents(folds: Sequence[Chapter], lang: str) -> list[Document]:
+    return [Document(_chapter_key(c), c.last, CHAPTER, c.labelled(lang)) for c in folds]
 
 
 def _chapter_key(chapter: Chapter) -> str:
@@ -156,7 +209,7 @@ def _chapter_key(chapter: Chapter) -> str:
 def documents(history: list[HistoryTurn], summaries: SummaryStore) -> list[Document]:
     """Every searchable text of the story so far: each finished turn (the player's words and
     the story's), each summary entry, each chapter and arc."""
-    return story_documents(history, summaries).all
+    return list(story_documents(history, summaries).all)  # a copy: the story's grows
 
 
 def shown_keys(state: TurnState, docs: StoryDocuments) -> set[str]:

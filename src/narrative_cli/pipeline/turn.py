@@ -9,6 +9,7 @@ snapshot to commit.
 
 from __future__ import annotations
 
+import operator
 import random
 import time
 from dataclasses import dataclass, field
@@ -347,10 +348,11 @@ def prompt_history(story: Story) -> list[HistoryTurn]:
     cached = _BUILT.get(id(story))
     if cached is not None and cached[0] is story:
         _, seen, built = cached
-        if len(seen) <= len(played) and all(a is b for a, b in zip(seen, played, strict=False)):
+        if len(seen) <= len(played) and all(map(operator.is_, seen, played)):
             new = played[len(seen) :]
-            built = built + [_history_turn(t) for t in new]
-            _BUILT[id(story)] = (story, list(played), built)
+            added = [_history_turn(t) for t in new]
+            built += added  # this memo's own lists, grown in place (#17: no list as long as
+            seen += new  # the story made and dropped every turn); handed out as a copy
             return list(built)
     built = [_history_turn(t) for t in played]
     if len(_BUILT) > 32:
@@ -366,20 +368,7 @@ def window_of(pipeline: PipelineSettings, window: str) -> tuple[int, int]:
     return pipeline.recent_turns_for_writing, pipeline.writing_growth_margin
 
 
-# The last few (labelled lines, prompt entries) made: a turn's lines are the last turn's and
-# one more, so only the new ones are made (the lines themselves are compared in C).
-_ENTRIES: list[tuple[tuple[tuple[int, str], ...], list[SummaryEntry]]] = []
-
-
-def summary_entries(labelled: tuple[tuple[int, str], ...]) -> list[SummaryEntry]:
-    """The prompt's ``SummaryEntry``s of these ``(turn, labelled line)``s, extending a list
-    made for a store whose lines start these."""
-    for lines, made in reversed(_ENTRIES):
-        if len(lines) <= len(labelled) and lines == labelled[: len(lines)]:
-            entries = made + [SummaryEntry(turn, text) for turn, text in labelled[len(lines) :]]
-            break
-    else:
-        entries = [SummaryEntry(turn, text) for turn, text in labelled]
-    _ENTRIES.append((labelled, entries))
-    del _ENTRIES[:-4]
-    return list(entries)
+def summary_entries(labelled: tuple[SummaryEntry, ...]) -> list[SummaryEntry]:
+    """The prompt's ``SummaryEntry``s: the store's labelled lines themselves (#17: one object
+    per line for the whole story, not a copy per layer)."""
+    return list(labelled)

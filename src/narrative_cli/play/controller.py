@@ -34,6 +34,7 @@ older ones, because later snapshots were built on them).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -107,7 +108,9 @@ class PlaySession(TurnRecovery, SessionControls):
 
             note = fallback_note(story, backends)
             self.warnings += [note] if note else []
-        self.tries: dict[int, int] = {}  # turn number -> tries started (each gets fresh dice)
+        # tries started of each turn, by number (each gets fresh dice): 8 bytes a turn, for a
+        # story of thousands (a dict held an entry and a number object each; #17)
+        self.tries = array("q")
         self.next_speaker: str | None = None  # a group scene's /next NAME (a member key)
         self.options: PlayOptions | None = None  # the flags it was opened with (/model, /profile)
         self.last_turn_at: datetime | None = None  # when the last model call ended (#17)
@@ -296,8 +299,12 @@ class PlaySession(TurnRecovery, SessionControls):
 
     def _next_stream(self, number: int, given: int | None, *, at_least: int = 0) -> int:
         """The random stream of the next try of turn ``number`` (given: replay's choice)."""
-        stream = given if given is not None else max(self.tries.get(number, 0), at_least)
-        self.tries[number] = max(self.tries.get(number, 0), stream + 1)
+        tries = self.tries
+        started = tries[number] if number < len(tries) else 0
+        stream = given if given is not None else max(started, at_least)
+        if number >= len(tries):
+            tries.frombytes(bytes(tries.itemsize * (number + 1 - len(tries))))
+        tries[number] = max(started, stream + 1)
         return stream
 
     def continue_(self, listener: Listener | None = None) -> TurnResult:

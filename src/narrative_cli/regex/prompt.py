@@ -15,6 +15,7 @@ would otherwise teach the model to copy them.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -76,7 +77,6 @@ def prompt_history(
         same = len(seen) <= len(played) and _same_prefix(seen, played)
         if same:  # each later turn adds at least one message of depth
             reuse = max(0, len(seen) - 1 - scripts.depth_horizon() - 1)
-    old = cached[3][: 2 * reuse] if cached is not None and reuse else []
     new = _through_scripts(played[reuse:], scripts)
     marked_at = next((i // 2 for i, text in enumerate(new) if has_marks(text)), None)
     first_marked = reuse + (len(played) - reuse if marked_at is None else marked_at)
@@ -85,22 +85,40 @@ def prompt_history(
         plain = min(reuse, cached[5])
         if cached[5] < reuse:  # a mark in the reused part: still there
             first_marked = cached[5]
-    raw = old + new
+    # The last lists, cut back and extended in place when reused (#17: no list as long as the
+    # story made and dropped every turn; they are this memo's own, handed out as copies).
+    _BUILT.pop(id(scripts), None)  # filed again at the end (an error leaves none half made)
+    raw: list[str] = cached[3] if cached is not None and reuse else []
+    del raw[2 * reuse :]
+    raw += new
+    turns: list[HistoryTurn] = cached[4] if cached is not None and plain else []
+    del turns[plain:]
+    seen_now: list[Any] = cached[2] if cached is not None and reuse else []
+    del seen_now[reuse:]  # the reused turns are the first ones of played (_same_prefix)
+    seen_now += played[len(seen_now) :]
     if len(_BUILT) > 32:
         _BUILT.clear()
-    turns = cached[4][:plain] if cached is not None and plain else []
     texts = iter(render_marked(raw[2 * plain :], render or scripts._render))
     for turn in played[plain:]:
         narrative, user = prompt_text(next(texts)), prompt_text(next(texts))
-        turns.append(HistoryTurn(turn.number, user, narrative))
-    _BUILT[id(scripts)] = (scripts, scripts.version, list(played), raw, turns, first_marked)
+        turns.append(HistoryTurn(turn.number, _same(user, turn.user_input or ""),
+                                 _same(narrative, turn.narrative)))  # fmt: skip
+    _BUILT[id(scripts)] = (scripts, scripts.version, seen_now, raw, turns, first_marked)
     return list(turns)
 
 
+def _same(text: str, played: str) -> str:
+    """``text``, or the played turn's own string when equal (scripts that changed nothing may
+    still give a copy: the history holds the story's text once; #17)."""
+    return played if text == played else text
+
+
 def _same_prefix(seen: Sequence[Any], played: Sequence[Any]) -> bool:
-    """Are the turns ``seen`` the first turns of ``played``, the very objects? (A list
-    comparison runs in C and tries identity first; equal-but-other objects count too, and
-    give the same output.)"""
+    """Are the turns ``seen`` the first turns of ``played``, the very objects? (Identity in C
+    without a copy, the usual case; else a list comparison, which tries identity first;
+    equal-but-other objects count too, and give the same output.)"""
+    if all(map(operator.is_, seen, played)):  # zip stops at the shorter: len(seen) first
+        return True
     return list(seen) == list(played[: len(seen)])
 
 

@@ -284,9 +284,11 @@ def _play_turn(
 
 def turn_clock(log: ReplayLog, index: int) -> datetime:
     """The time the turn's message was sent (else the last known time before it)."""
-    for turn in reversed(log.turns[: index + 1]):
-        if turn.sent is not None:
-            return turn.sent
+    turns = log.turns
+    for at in range(min(index, len(turns) - 1), -1, -1):  # no copy of the log's first turns
+        sent = turns[at].sent
+        if sent is not None:
+            return sent
     return log.started or FIXED_CLOCK
 
 

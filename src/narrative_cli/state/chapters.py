@@ -90,7 +90,9 @@ def visible_chapters(chapters: Iterable[Chapter], shown_by: int | None = None) -
     kept (by the folds' identity: they are frozen), so a turn pays for it only when a fold
     was added or became visible."""
     shown = [c for c in chapters if shown_by is None or c.shown_from <= shown_by]
-    key = tuple(map(id, shown))
+    # filed by the count and the first and last folds (a key of every fold's id held 64 tuples
+    # as long as the folds: #17); the folds themselves are checked below, one by one
+    key = (len(shown), id(shown[0]), id(shown[-1])) if shown else (0, 0, 0)
     with _LOCK:
         found = _VISIBLE.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], shown, strict=True)):
@@ -105,7 +107,7 @@ def visible_chapters(chapters: Iterable[Chapter], shown_by: int | None = None) -
 
 
 # visible_chapters' answers by the shown folds' ids (bounded, oldest dropped first).
-_VISIBLE: dict[tuple[int, ...], tuple[tuple[Chapter, ...], tuple[Chapter, ...]]] = {}
+_VISIBLE: dict[tuple[int, int, int], tuple[tuple[Chapter, ...], tuple[Chapter, ...]]] = {}
 _VISIBLE_KEPT = 64
 _LOCK = threading.Lock()
 

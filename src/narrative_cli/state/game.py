@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import operator
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +75,11 @@ class StoredEvent(KnownJson):
     4% of a replayed turn). A copy (``copy``, ``deepcopy``, pickle) counts as changed: it is
     not the object the record gave."""
 
-    __slots__ = ("record", "touched")
+    # weak-referenceable: its record and its ``time`` and ``notes`` refer to it weakly, so a
+    # record and its object make no reference cycle (#17: the two records sliding out of the
+    # log each turn were cyclic garbage, kept until the next full collection, whose interval
+    # grows with the story: 1 MB of dead records at 2,000 turns)
+    __slots__ = ("record", "touched", "__weakref__")
 
     record: EventRecord
     touched: bool
@@ -125,7 +130,8 @@ class StoredEvent(KnownJson):
 
 def _note(noted: _NotedDict | _NotedList) -> None:
     """Mark the ``StoredEvent`` holding ``noted`` as changed (none yet while being copied)."""
-    owner = getattr(noted, "owner", None)
+    ref = getattr(noted, "owner", None)
+    owner = ref() if ref is not None else None
     if owner is not None:
         owner.touched = True
 
@@ -135,7 +141,7 @@ class _NotedDict(dict[str, Any]):
 
     __slots__ = ("owner",)
 
-    owner: StoredEvent | None
+    owner: weakref.ref[StoredEvent] | None
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         return None, {"owner": None}  # a copy is nobody's
@@ -179,7 +185,7 @@ class _NotedList(list[Any]):
 
     __slots__ = ("owner",)
 
-    owner: StoredEvent | None
+    owner: weakref.ref[StoredEvent] | None
 
     def __getstate__(self) -> tuple[None, dict[str, Any]]:
         return None, {"owner": None}  # a copy is nobody's
@@ -236,7 +242,7 @@ class _NotedList(list[Any]):
 
 
 def _noted(container: _NotedDict | _NotedList, owner: StoredEvent) -> Any:
-    container.owner = owner
+    container.owner = weakref.ref(owner)
     return container
 
 
@@ -260,13 +266,17 @@ class EventRecord:
     turn: int | None = None
     _stored: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _bytes: bytes | None = field(default=None, init=False, repr=False, compare=False)
-    _given: StoredEvent | None = field(default=None, init=False, repr=False, compare=False)
+    # the object given last, weakly (see ``StoredEvent``): the snapshot holding it keeps it
+    _given: weakref.ref[StoredEvent] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The record's JSON object: the one given last time while it is unchanged (every
         turn's snapshot holds the 200-record log: making each anew was 5% of a replayed turn,
         #17 session five), else a new one."""
-        given = self._given
+        ref = self._given
+        given = ref() if ref is not None else None
         if given is not None and not given.touched:
             return given
         stored = self._json()
@@ -276,8 +286,12 @@ class EventRecord:
             data["notes"] = _noted(_NotedList(self.notes), data)
         data.record = self
         data.touched = False
-        object.__setattr__(self, "_given", data)
+        object.__setattr__(self, "_given", weakref.ref(data))
         return data
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the object given last (a copy gives its own)."""
+        return {**self.__dict__, "_given": None}
 
     def json_bytes(self) -> bytes:
         """``compact_json`` of the record's JSON object, made on first use."""

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import takewhile
-from typing import Any
+from typing import Any, NamedTuple
 
 from narrative_cli.errors import StoreError
 from narrative_cli.shared_items import SharedItems
 from narrative_cli.state.chapters import Chapter, visible_chapters
 
-__all__ = ["SummaryEntry", "SummaryStore", "strip_turn_label", "turn_label"]
+__all__ = ["Labelled", "SummaryEntry", "SummaryStore", "strip_turn_label", "turn_label"]
 
 EMPTY_TEXT = {"zh": "（尚无故事摘要）", "en": "(no story summary yet)"}
 
@@ -55,7 +55,7 @@ def strip_turn_label(text: str) -> str:
     return text.strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per turn, held for the whole story: no __dict__
 class SummaryEntry:
     """One summary line of one turn, stored without its label."""
 
@@ -64,6 +64,15 @@ class SummaryEntry:
 
     def labelled(self, lang: str) -> str:
         return f"{turn_label(self.turn, lang)} {self.text}"
+
+
+class Labelled(NamedTuple):
+    """One summary line as prompts show it (``[第3轮] 叙事要点：…``) and its turn: the store's
+    ``labelled_entries`` and the prompts' entries (``context.inputs.SummaryEntry`` is this
+    class) are the very same objects, so a long story holds each labelled line once (#17)."""
+
+    turn: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -99,11 +108,11 @@ class SummaryStore:
         return store
 
     @cached_property
-    def labelled_entries(self) -> tuple[tuple[int, str], ...]:
+    def labelled_entries(self) -> tuple[Labelled, ...]:
         """``(turn, labelled line)`` of every entry, kept: every prompt of every turn reads
         them, and a store made by ``add`` at the end extends its parent's instead of
         labelling every entry again."""
-        return tuple((entry.turn, entry.labelled(self.lang)) for entry in self.entries)
+        return tuple(Labelled(entry.turn, entry.labelled(self.lang)) for entry in self.entries)
 
     def replace(self, turn: int, texts: str | Iterable[str]) -> SummaryStore:
         """A store where ``turn``'s entries are ``texts`` instead (regenerate)."""
@@ -234,7 +243,7 @@ def _extend_from(parent: SummaryStore, store: SummaryStore, new: Sequence[Summar
     (every turn adds a line; every prompt and every snapshot reads them all)."""
     known = parent.__dict__.get("labelled_entries")
     if known is not None:
-        labelled = tuple((entry.turn, entry.labelled(parent.lang)) for entry in new)
+        labelled = tuple(Labelled(entry.turn, entry.labelled(parent.lang)) for entry in new)
         store.__dict__["labelled_entries"] = known + labelled
     items = parent.__dict__.get("_entry_items")
     if items is not None:

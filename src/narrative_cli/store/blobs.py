@@ -193,8 +193,13 @@ def _pack(
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         elif isinstance(value[0], KnownJson):  # objects that know their JSON (the event log)
             items = _known_items(value, path)
-        data = dumps(value) if items is None else b"[" + b",".join(items) + b"]"
-        if len(data) < CHUNK_MIN_BYTES:
+        if items is None:
+            data = dumps(value)
+        elif sum(map(len, items)) + len(items) + 1 < CHUNK_MIN_BYTES:  # len of the JSON below
+            data = b"[" + b",".join(items) + b"]"
+        else:  # chunked from its items: the whole list's JSON is not made (#17: as long as
+            data = b""  # the story every turn, and a hole in the C heap when dropped)
+        if data and len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}, None
         chunks = _list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
@@ -386,7 +391,12 @@ def _list_chunks(
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    _LISTS[path] = _ListMemo(data, items, closed, start, shared, made, hits)
+    # A shared list's next one is matched by its items (``_shared_prefix``), never by its
+    # JSON (``_extends``): the whole list's JSON is not kept for it (#17: a third copy of
+    # every summary line's JSON; b"", also given for a list chunked from its items' JSON,
+    # extends nothing)
+    kept = data if shared is None else b""
+    _LISTS[path] = _ListMemo(kept, items, closed, start, shared, made, hits)
     return closed + tail
 
 
