@@ -71,12 +71,18 @@ def test_record_replay_offline_and_diff(
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-def test_drift_exits_1_naming_the_turn_and_block(tmp_path: Path) -> None:
+def recorded_trace(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A card, a chat log and the trace its replay recorded against the scripted server."""
     card, log, trace = story_card(tmp_path), st_log(tmp_path, "ferry"), tmp_path / "t"
     with ScriptedServer() as server:
         install(server)
         recorded = narrative("replay", log, "--card", card, *live_flags(server), "--trace", trace)
     assert recorded.returncode == 0, recorded.stderr
+    return card, log, trace
+
+
+def test_drift_exits_1_naming_the_turn_and_block(tmp_path: Path) -> None:
+    card, log, trace = recorded_trace(tmp_path)
     story_card(tmp_path, description="{{char}} keeps a lighthouse, not a ferry.")
 
     drifted = narrative("replay", log, "--card", card, "--responses", trace)
@@ -100,11 +106,7 @@ NOT_FOR_A_PLAIN_REPLAY = (
 
 
 def test_a_plain_replay_from_its_trace_loads_only_what_it_uses(tmp_path: Path) -> None:
-    card, log, trace = story_card(tmp_path), st_log(tmp_path, "ferry"), tmp_path / "t"
-    with ScriptedServer() as server:
-        install(server)
-        recorded = narrative("replay", log, "--card", card, *live_flags(server), "--trace", trace)
-    assert recorded.returncode == 0, recorded.stderr
+    card, log, trace = recorded_trace(tmp_path)
 
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "replay", str(log), "--card", str(card),
