@@ -204,10 +204,9 @@ def _warm_up_sandbox(card: Card, entries: list[LoreEntry], preset: Preset | None
     """Start the sandbox's helper process now when the report will need it (EJS templates to
     check, a regex pattern too long to check in this process), so that its start-up (a
     Python process importing QuickJS) overlaps the rest of the report instead of following."""
-    from narrative_cli.context.ejs import has_template
-    from narrative_cli.context.macro_scan import card_sources
+    from narrative_cli.play.warm import has_templates
 
-    needed = any(has_template(text) for _, text in card_sources(card, entries, preset))
+    needed = has_templates(card, entries, preset)
     scripts = regex_scripts(card)
     if scripts and not needed:
         from narrative_cli.regex.patterns import LOCAL_PATTERN_CHARS

@@ -14,15 +14,19 @@ stopped at exit; one not started costs the wait above and nothing else.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from narrative_cli.domain import Card, LoreEntry
+
+if TYPE_CHECKING:
+    from narrative_cli.domain_chat import Preset
 
 
 def needs_helper(card: Card, entries: Sequence[LoreEntry]) -> bool:
     """Whether playing ``card`` with ``entries`` (its lore) will run JavaScript: a code tool
     other than the dice engine (checked when the story opens), an EJS template, or a regex
     script that is not of the shape run in Python (``regex.delimited``)."""
-    return _code_tools(entries) or _templates(card, entries) or _scripts(card)
+    return _code_tools(entries) or has_templates(card, entries) or _scripts(card)
 
 
 def warm_up_for(card: Card, entries: Sequence[LoreEntry]) -> bool:
@@ -55,11 +59,13 @@ def _code_tools(entries: Sequence[LoreEntry]) -> bool:
     return False
 
 
-def _templates(card: Card, entries: Sequence[LoreEntry]) -> bool:
+def has_templates(card: Card, entries: Sequence[LoreEntry], preset: Preset | None = None) -> bool:
+    """Whether a text that reaches prompts (card fields, lore, ``preset``'s prompts) holds an
+    EJS template: the template runner is JavaScript."""
     from narrative_cli.context.ejs import has_template
     from narrative_cli.context.macro_scan import card_sources
 
-    return any(has_template(text) for _, text in card_sources(card, entries, None))
+    return any(has_template(text) for _, text in card_sources(card, entries, preset))
 
 
 def _scripts(card: Card) -> bool:

@@ -133,7 +133,7 @@ class CallRef:
                 same = same_request(raw, sent)
                 if same is not None:
                     return RecordedCall.from_json(same, where, same_request=True)
-            data = without_messages(raw, sent.messages) if sent is not None else None
+            data = without_messages(raw, sent) if sent is not None else None
             if data is None:
                 data = json.loads(raw.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:

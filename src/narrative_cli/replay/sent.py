@@ -28,11 +28,13 @@ class Sent:
     ``{"messages": …, **params}`` as the trace writes it (UTF-8 JSON, ``ensure_ascii`` off;
     None when JSON cannot encode it). The model is left out: a replay may send none and take
     the recorded one, and drift never compares it. ``body`` is that JSON without its ``{``
-    (what a trace line holds after the model), ``encoded`` the whole."""
+    (what a trace line holds after the model), ``encoded`` the whole; ``listed`` the
+    messages' JSON inside their list's brackets (None when they cannot be encoded)."""
 
     messages: list[dict[str, str]]
     params: dict[str, Any]
     body: bytes | None
+    listed: bytes | None = None
 
     @property
     def encoded(self) -> bytes | None:
@@ -44,6 +46,7 @@ class Sent:
 
     @classmethod
     def made(cls, messages: list[dict[str, str]], params: dict[str, Any]) -> Sent:
+        listed: bytes | None = None
         try:
             listed = b", ".join([_message_json(m) for m in messages])
             rest = _ENCODER.encode(params).encode("utf-8")[1:] if params else b"}"
@@ -52,7 +55,7 @@ class Sent:
             )
         except (UnicodeEncodeError, ValueError, TypeError):
             body = None
-        return cls(messages, params, body)
+        return cls(messages, params, body, listed)
 
 
 # A message's JSON by its keys and texts: most of an agent's messages (its system message, the
@@ -100,7 +103,8 @@ def _text_json(text: str) -> bytes:
     return b'"' + data + b'"'
 
 
-_MODEL_HEAD, _MESSAGES_KEY = b', "request": {"model": ', b', "messages": '
+_REQUEST_MODEL, _MESSAGES_KEY = b'"request": {"model": ', b', "messages": '
+_MODEL_HEAD = b", " + _REQUEST_MODEL
 
 
 def same_request(raw: bytes, sent: Sent) -> dict[str, Any] | None:
@@ -132,22 +136,21 @@ def same_request(raw: bytes, sent: Sent) -> dict[str, Any] | None:
     return found
 
 
-def without_messages(raw: bytes, messages: list[dict[str, str]]) -> dict[str, Any] | None:
-    """The line's object with ``messages`` put back in, when the line holds exactly their
-    JSON as its request's messages; else None. A JSON key is found only as a key (a quote
-    inside a string is escaped), and the request's own key comes first in its object."""
-    try:
-        data = json.dumps(messages, ensure_ascii=False).encode("utf-8")
-    except (UnicodeEncodeError, ValueError, TypeError):
+def without_messages(raw: bytes, sent: Sent) -> dict[str, Any] | None:
+    """The line's object with ``sent.messages`` put back in, when the line holds exactly their
+    JSON (``sent.listed``, made once) as its request's messages; else None. A JSON key is
+    found only as a key (a quote inside a string is escaped), and the request's own key comes
+    first in its object."""
+    if sent.listed is None:
         return None
-    head = b'"request": {"model": '
-    start = raw.find(head)
+    data = b"[" + sent.listed + b"]"
+    start = raw.find(_REQUEST_MODEL)
     if start < 0:
         return None
-    key = raw.find(b', "messages": ', start + len(head))
+    key = raw.find(_MESSAGES_KEY, start + len(_REQUEST_MODEL))
     if key < 0:
         return None
-    begin = key + len(b', "messages": ')
+    begin = key + len(_MESSAGES_KEY)
     if raw[begin : begin + len(data)] != data:
         return None
     rest = json.loads((raw[:begin] + b"[]" + raw[begin + len(data) :]).decode("utf-8"))
@@ -156,6 +159,6 @@ def without_messages(raw: bytes, messages: list[dict[str, str]]) -> dict[str, An
     request = rest.get("request")
     if not isinstance(request, dict) or request.get("messages") != []:
         return None
-    request["messages"] = messages
+    request["messages"] = sent.messages
     found: dict[str, Any] = rest
     return found
