@@ -98,9 +98,10 @@ def test_drift_exits_1_naming_the_turn_and_block(tmp_path: Path) -> None:
 
 # A plain log replayed from its trace needs none of these: a price table's YAML, an HTTP
 # date's parser, package resources (tempfile, zipfile), the socket module for one host name,
-# the imported-chat catch-up (issue 17: replay start-up).
+# the imported-chat catch-up, progress bars when the output is not a terminal (issue 17:
+# replay start-up).
 NOT_FOR_A_PLAIN_REPLAY = (
-    "yaml", "email.utils", "importlib.resources", "socket",
+    "yaml", "email.utils", "importlib.resources", "socket", "rich.progress",
     "narrative_cli.replay.imported", "narrative_cli.pipeline.catch_up",
 )  # fmt: skip
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from narrative_cli.i18n import t
@@ -23,6 +21,10 @@ from narrative_cli.replay.diff import LogDiff, ReportDiff, delta
 from narrative_cli.replay.logs import ReplayLog
 from narrative_cli.replay.runner import Progress
 from narrative_cli.ui.console import Consoles, is_terminal, make_consoles, safe_markup
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 STATUS_STYLE = {"done": "ok", "skipped": "dim", "failed": "error", "cancelled": "warn"}
 PREVIEW = 70
@@ -68,6 +70,11 @@ class ReplayProgress:
 
     def __enter__(self) -> ReplayProgress:
         if self.live:
+            # Imported here: the bars (rich.progress, rich.live) exist only on a terminal; a
+            # replay whose output goes to a file or pipe does not pay for them at start-up.
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
             self._bars = RichProgress(
                 TextColumn("{task.description}"),
                 BarColumn(),
