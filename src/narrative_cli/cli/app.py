@@ -12,6 +12,7 @@ import click
 
 from narrative_cli import __version__
 from narrative_cli.cli import completion
+from narrative_cli.cli.collector import collector_on
 from narrative_cli.cli.errors import options as error_options
 from narrative_cli.cli.errors import report_error
 from narrative_cli.cli.help import NarrativeGroup, NarrativeOption
@@ -103,22 +104,14 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
 def root(verbose: int, debug: bool) -> None:
     """Play and author SillyTavern-style stories in a terminal."""
     error_options["debug"] = debug
-    _collect_again()
+    story = click.get_current_context().invoked_subcommand in STORY_COMMANDS
+    if not story:  # a story command turns it on once it has imported the pipeline
+        collector_on()
     from narrative_cli import logs
 
     logs.configure(verbose)  # set up when something first logs: most commands never do
-    if click.get_current_context().invoked_subcommand in STORY_COMMANDS:
+    if story:
         logs.ensure()
-
-
-def _collect_again() -> None:
-    """Turn the garbage collector back on when the entry point turned it off for start-up
-    (``cli/entry.py``), freezing what start-up made: it lives as long as the process."""
-    import gc
-
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
 
 
 def _new_app() -> RootGroup:

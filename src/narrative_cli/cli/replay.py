@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from narrative_cli.cli import options as opts
+from narrative_cli.cli.collector import collector_on
 from narrative_cli.cli.help import AUTHOR, argument, command, option
 from narrative_cli.cli.types import DECIMAL, PATH, WHOLE_NUMBER, Whole
 
@@ -95,6 +96,7 @@ def replay_command(
     from narrative_cli.replay.batch import ReplayRequest, run_diff, run_replay
     from narrative_cli.ui.replay_view import RichReplayView
 
+    collector_on()  # after the pipeline's imports (cli/collector.py)
     view = RichReplayView.create(no_color=no_color, lang=_view_lang(lang, card, first))
     if diff is not None:
         raise SystemExit(run_diff(diff[0], diff[1], view, prices=prices))

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from narrative_cli.cli import options as opts
+from narrative_cli.cli.collector import collector_on
 from narrative_cli.cli.help import PLAY, argument, command, option
 from narrative_cli.cli.types import PATH, WHOLE_NUMBER
 
@@ -79,6 +80,7 @@ def run_command(
     from narrative_cli.play.options import PlayOptions
     from narrative_cli.ui.front import TerminalFront
 
+    collector_on()  # after the pipeline's imports (cli/collector.py)
     options = PlayOptions(
         card=card,
         members=members,
