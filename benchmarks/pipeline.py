@@ -95,11 +95,15 @@ class Session:
     calls: dict[str, int] = field(default_factory=dict)
     mvu_every_turn: bool = False  # mvu_extract changes a variable each turn (part d)
     lantern: bool = True  # the sample card's variables; another card's extraction finds none
+    tools_every: int = 1  # the planner calls its tools on every Nth turn only (part f)
 
     def answer(self, agent: str) -> str:
         n = self.calls[agent] = self.calls.get(agent, 0) + 1
         if agent == "planning":
-            return json.dumps(self.plan(n))
+            plan = self.plan(n)
+            if n % self.tools_every:
+                plan["tool_calls"] = []
+            return json.dumps(plan)
         if agent in ("writing", "merged_writing"):
             return self.story(n)
         if agent == "analysis":
@@ -483,15 +487,18 @@ def cache_shares(usage: list[tuple[str, int, int]]) -> dict[str, float]:
 
 
 def scripted_requests(
-    name: str, turns: int, mvu_every_turn: bool = False, card: Path = LANTERN
+    name: str, turns: int, mvu_every_turn: bool = False, card: Path = LANTERN,
+    tools_every: int = 1,
 ) -> list[tuple[str, list[dict[str, Any]]]]:
     """(agent, messages) of every call of a serial ``turns``-turn session on the scripted
     server, under window policy ``name`` (the same session as part c; with
     ``mvu_every_turn``, mvu_extract lowers a variable every turn, so the state changes).
     ``card``: lantern-keeper by default; another card (``--card``, such as a real one from
     the fixtures) gets the same scripted replies in its own language, with no variable
-    changes and no tools of its own."""
-    session = Session(mvu_every_turn=mvu_every_turn, lantern=card == LANTERN)
+    changes and no tools of its own. ``tools_every``: the planner calls its tools on every
+    Nth turn only (2: on even turns), as a real planner does not roll every turn."""
+    session = Session(mvu_every_turn=mvu_every_turn, lantern=card == LANTERN,
+                      tools_every=tools_every)
     with ScriptedServer() as server:
         install(server, session)
         with policy(name, scripted_settings(server, mode="serial")) as settings:
@@ -524,7 +531,8 @@ def part_f(args: argparse.Namespace) -> None:
     ):
         if changing and args.card != LANTERN:  # no variable of the script's on another card
             continue
-        requests = scripted_requests(policy_name, args.turns, changing, args.card)
+        requests = scripted_requests(policy_name, args.turns, changing, args.card,
+                                     args.tools_every)
         per_turn = len(requests) // args.turns
         ids = [(agent, tokens(messages)) for agent, messages in requests]  # tokenized once
         for least in (0, reuse) if not changing else (reuse,):
@@ -692,6 +700,8 @@ def main() -> None:
     parser.add_argument("--parts", default="abcde",
                         help="which parts to run (default abcde; also f, v, w)")
     parser.add_argument("--chars", action="store_true", help="part f in characters")
+    parser.add_argument("--tools-every", type=int, default=1, metavar="N",
+                        help="part f: the planner calls its tools on every Nth turn only")
     parser.add_argument("--card", type=Path, default=LANTERN,
                         help="parts f, w: the card played (default: the sample card)")
     parser.add_argument("--record", default="local-cache-calls.jsonl",

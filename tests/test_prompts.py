@@ -428,12 +428,21 @@ def test_scene_setting_reaches_the_writing_guide() -> None:
     ]
 
 
-def test_tool_rule_appears_only_with_tool_results() -> None:
+def test_tool_rule_stays_in_the_writers_head_while_tools_are_offered() -> None:
     rule = template("zh", "writing_tool_rule")
-    assert rule in build_writing(make_inputs("zh")).messages[0].content
-    quiet = build_writing(replace(make_inputs("zh"), tool_results_text=""))
-    assert rule not in quiet.messages[0].content
+    offered = replace(make_inputs("zh"), tool_list_text="- roll_dice: 掷骰", dice_offered=True)
+    rolled = build_writing(offered)
+    assert rule in rolled.messages[0].content
+    # a turn whose planner called no tool keeps the same system message (the cached head,
+    # #17): the rules stay, only <tool_results> is gone
+    quiet = build_writing(replace(offered, tool_results_text="", dice_in_results=False))
+    assert quiet.messages[0].content == rolled.messages[0].content
     assert quiet.block("tool_results") is None
+    # no tool offered and none called: no rule
+    none = build_writing(replace(offered, tool_list_text="", dice_offered=False,
+                                 tool_results_text="", dice_in_results=False))
+    assert rule not in none.messages[0].content
+    assert template("zh", "writing_dice_rule") not in none.messages[0].content
 
 
 def test_mvu_extract_carries_the_update_rules() -> None:

@@ -78,6 +78,7 @@ class PromptInputs:
     tool_results_text: str = ""  # the lines of <tool_results>, without the tags
     dice_rules: bool = False  # the card's lore describes checks (tools.dice_rules)
     dice_in_results: bool = False  # the engine rolled dice this turn
+    dice_offered: bool = False  # the planner was offered a dice tool this turn
     text_recall: list[HistoryTurn] = field(default_factory=list)  # context.recall output
     mvu_rules: list[str] = field(default_factory=list)  # [mvu_update] texts for mvu_extract
     fold: Fold | None = None  # what the compaction agent is asked to fold (issue #17)

@@ -73,9 +73,15 @@ class Source:
 
 
 def _tool_rule(src: Source) -> Block:
-    # Fixed text that is only present on turns with tool results: part of the cached head.
-    empty = parts.tool_results(src.inputs).empty
-    return plain("tool_rule", "" if empty else template(src.lang, "writing_tool_rule"), stable=True)
+    """The writer's rule for tool results, part of its cached head: whenever the planner was
+    offered tools this turn, whether it called any or not (or results came all the same). Were
+    it there only on turns with results, the head would change each time the planner chose
+    otherwise, and everything after it would be read again: the writer's whole prompt on a
+    provider's prefix cache (#17; measured in docs/benchmarks.md, session nine)."""
+    offered = bool(src.inputs.tool_list_text.strip())
+    wanted = offered or not parts.tool_results(src.inputs).empty
+    return plain("tool_rule", template(src.lang, "writing_tool_rule") if wanted else "",
+                 stable=True)
 
 
 def _dice_rule(src: Source, name: str, wanted: bool) -> Block:
@@ -84,10 +90,12 @@ def _dice_rule(src: Source, name: str, wanted: bool) -> Block:
 
 
 def _writer_dice_rule(src: Source) -> Block:
-    # On turns with dice, and always for a card whose lore describes checks; a writer that
-    # sees no tool results (the merged one runs no tools) only for the latter.
-    rolled = src.inputs.dice_in_results and "tool_results" in src.spec.user
-    return _dice_rule(src, "writing_dice_rule", src.inputs.dice_rules or rolled)
+    # Whenever the planner was offered dice (or dice were rolled), and always for a card whose
+    # lore describes checks; a writer that sees no tool results (the merged one runs no tools)
+    # only for the latter. The rule itself says that no check in <tool_results> means no roll.
+    inputs = src.inputs
+    dice = (inputs.dice_offered or inputs.dice_in_results) and "tool_results" in src.spec.user
+    return _dice_rule(src, "writing_dice_rule", inputs.dice_rules or dice)
 
 
 def _recall_rule(src: Source) -> Block:

@@ -237,6 +237,9 @@ class TurnState:
             authors_note=story.authors_note,
             preset_mode=effective_preset_mode(pipeline.preset_mode, story.preset),
             tool_list_text=tool_list_text,
+            dice_offered=bool(tool_list_text) and any(
+                t.is_dice and t.trigger == "planning" for t in self.active_tools
+            ),
             mvu_rules=list(self.mvu_rules),
             clock=story.clock(),
             rng=self.rng,
