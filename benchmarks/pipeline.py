@@ -24,7 +24,8 @@ e. Overhead at length (issue 17): the story fast-forwarded to turn 10 and to tur
 f. Issue 17: llama.cpp's per-slot prefix cache replayed without a model (``prefix_cache.py``):
    the share of prompt tokens (the bundled model's own tokenizer, else characters) its slots
    would serve over ``--turns`` turns of the serial session, all agents, ours against the
-   sliding window, in one run.
+   sliding window, in one run. ``--tools-every N``: the planner calls its tools on every Nth
+   turn only (a real planner does not roll every turn).
 w. Where part f's evaluated tokens go (``cache_parts.py``): the same session (ours, chunk
    reuse as ``--cache-reuse``), each agent's tokens the slots evaluate again every turn,
    summed per prompt part (message role and ``<tag>`` block), in prompt order.
@@ -35,7 +36,7 @@ v. The rule of part f checked against the real server: ``--local-turns`` turns o
     python benchmarks/pipeline.py [--turns 40] [--overhead-turns 20] [--local-turns 40]
                                   [--parallel-turns 6] [--skip-local] [--parts abcde]
                                   [--long-turn 2000] [--long-samples 10]
-                                  [--chars] [--record FILE] [--compare-only]
+                                  [--chars] [--tools-every N] [--record FILE] [--compare-only]
 """
 
 from __future__ import annotations
