@@ -117,3 +117,118 @@ def test_an_update_through_a_view_is_the_update_of_a_copy() -> None:
         assert (viewed.applied, viewed.rejected) == (copied.applied, copied.rejected)
         stat, meta = viewed.data.stat_data, viewed.data.to_dict()
     assert MvuData.viewing(stat, meta).copy() == MvuData.from_parts(stat, meta)
+
+
+# -- session nine ------------------------------------------------------------------------------
+
+
+def test_an_update_copies_only_what_it_changes_and_shares_nothing_with_its_input() -> None:
+    """``update_variables`` no longer copies the caller's display and delta trees (the run
+    makes its own) nor the variables once more to compare: what it gives is still independent
+    of what it was given (changing the result changes nothing of the input), ``modified`` is
+    False for commands that leave the values as they were, and the display and delta trees
+    are the run's, not the caller's (a ``set`` to the same value is shown and recorded as
+    MVU does, and modifies nothing)."""
+    import json
+
+    from narrative_cli.state.mvu_data import MvuData
+    from narrative_cli.state.mvu_update import update_variables
+
+    stat = {"keeper": {"oil": [3, "litres"], "log": ["night 1"]}, "day": 1}
+    meta = {"schema": {"type": "object", "properties": {}, "extensible": True},
+            "display_data": {"old": "display"}, "delta_data": {"old": "delta"},
+            "initialized_lorebooks": {"book": []}}  # fmt: skip
+    given = json.dumps([stat, meta])
+    same = update_variables("_.set('day', 1, 1);", MvuData.viewing(stat, meta), lang="en")
+    assert not same.modified and same.data.delta_data == {"day": "1->1 "}  # as MVU records it
+    assert same.data.display_data == {"keeper": {"oil": [3, "litres"], "log": ["night 1"]},
+                                      "day": "1->1 "}  # fmt: skip
+    changed = update_variables(
+        "_.set('keeper.oil', 3, 2);_.insert('keeper.log', 'night 2');_.set('gone', 1, 2);",
+        MvuData.viewing(stat, meta), lang="en",
+    )
+    assert changed.modified and changed.data.stat_data["keeper"]["oil"] == [2, "litres"]
+    assert changed.data.delta_data["keeper"]["oil"] == "3->2 " and len(changed.rejected) == 1
+    for result in (same, changed):
+        data = result.data
+        data.stat_data["keeper"]["log"].append("x")
+        assert data.schema is not None
+        data.schema["changed"] = True
+        data.display_data["keeper"]["new"] = "x"
+        data.initialized_lorebooks["book"].append("x")
+    assert json.dumps([stat, meta]) == given
+
+
+def test_whether_a_story_uses_mvu_is_answered_per_entry_list_as_before() -> None:
+    """``Story.uses_mvu`` (asked three times a turn) is now kept with the entry list's routes:
+    for every mix of [InitVar] entries (enabled or not), [mvu_update] entries (enabled or
+    not) and plain ones, it answers what the rule read from the entries gives."""
+    import itertools
+
+    from narrative_cli.domain import LoreEntry
+    from narrative_cli.lore.routed import routes_for
+    from narrative_cli.lore.routing import MVU_UPDATE, is_initvar
+
+    kinds = [("[InitVar] start", False), ("[initvar]", True), ("[mvu_update] rules", False),
+             ("[mvu_update] rules", True), ("plain", False)]  # fmt: skip
+    for size in range(3):
+        for chosen in itertools.product(kinds, repeat=size):
+            entries = [LoreEntry(uid=i, keys=["k"], content="c", comment=comment,
+                                 disabled=disabled)
+                       for i, (comment, disabled) in enumerate(chosen)]  # fmt: skip
+            routes = routes_for(entries)
+            updates = set(map(id, routes.enabled(MVU_UPDATE)))
+            rule = any(is_initvar(e) or id(e) in updates for e in entries)
+            assert routes.uses_mvu is rule
+            assert routes_for(entries).uses_mvu is rule  # asked again: the kept answer
+
+
+def test_a_turn_recorded_again_is_told_from_the_arrays_as_from_the_refs() -> None:
+    """``CallIndex.add`` drops a turn's earlier recording when a once-a-turn agent's call with
+    the same attempt and speaker comes again; it now reads that from its arrays instead of
+    making the turn's refs: the same turns are kept as the rule over the refs keeps."""
+    import random
+    from pathlib import Path
+
+    from narrative_cli.replay.call_index import CallIndex
+    from narrative_cli.replay.recorded import CallRef
+
+    rng = random.Random(5)
+    agents, speakers = ["planning", "writing", "analysis"], ["", "Mira", "Ode"]
+    for _ in range(40):
+        index: CallIndex[CallRef] = CallIndex(CallRef)
+        plain: dict[int, list[CallRef]] = {}
+        for line in range(60):
+            turn = rng.randint(1, 4)
+            ref = CallRef(Path("calls.jsonl"), line * 10, line + 1, rng.choice(agents),
+                          rng.randint(1, 2), rng.choice(speakers), 10)  # fmt: skip
+            once = rng.random() < 0.7
+            if once and any((c.agent, c.attempt, c.speaker) == (ref.agent, ref.attempt,
+                                                                ref.speaker)
+                            for c in plain.get(turn, [])):  # fmt: skip
+                plain[turn] = []
+            plain.setdefault(turn, []).append(ref)
+            index.add(turn, ref, once_per_turn=once)
+        assert dict(index) == plain
+
+
+def test_the_tools_stage_builds_the_tool_context_and_state_only_for_tools_that_read_them() -> None:
+    """The planner's calls decide what the tools stage makes: the tool context only for an
+    llm tool, the code tools' state only for code other than the dice tool; a call naming no
+    tool runs nothing, and a call that is not a ``ToolCall`` may be anything."""
+    from narrative_cli.agents.replies import ToolCall
+    from narrative_cli.pipeline.stages import _tool_kinds, runs_code
+    from narrative_cli.tools.definitions import DICE_TOOL, ToolDef, ToolSet
+
+    dice = ToolDef(name=DICE_TOOL, type="code", trigger="planning")
+    code = ToolDef(name="count", type="code", trigger="planning", code="return 1")
+    llm = ToolDef(name="oracle", type="llm", trigger="planning")
+    tools = ToolSet(tools=[dice, code, llm])
+    calls = {"dice": ToolCall(DICE_TOOL), "code": ToolCall("count"),
+             "llm": ToolCall("oracle"), "none": ToolCall("missing")}  # fmt: skip
+    assert _tool_kinds([calls["dice"]], tools) == (False, False)
+    assert _tool_kinds([calls["dice"], calls["code"]], tools) == (False, True)
+    assert _tool_kinds([calls["llm"], calls["none"]], tools) == (True, False)
+    assert _tool_kinds([calls["none"]], tools) == (False, False)
+    assert _tool_kinds([calls["dice"], {"tool": "count"}], tools) == (True, True)
+    assert not runs_code([dice, llm]) and runs_code([dice, code])

@@ -67,12 +67,24 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
         """File ``ref`` under ``turn``, after its earlier calls. ``once_per_turn``: the agent
         is called once a turn, so an earlier call of the same agent, attempt and speaker
         means the turn was played again: its earlier recording is dropped."""
-        if once_per_turn and any(
-            (c.agent, c.attempt, c.speaker) == (ref.agent, ref.attempt, ref.speaker)
-            for c in self.get(turn, [])
-        ):
+        if once_per_turn and self._filed(turn, ref):
             self._turns[turn] = array("i")
         self._file(turn, ref)
+
+    def _filed(self, turn: int, ref: R) -> bool:
+        """Is a call of ``ref``'s agent, attempt and speaker filed under ``turn`` already?
+        Read from the arrays: making every earlier ref of the turn to compare them was most
+        of the refs a replay made (#17, session nine)."""
+        positions = self._turns.get(turn)
+        agent, speaker = self._name_ids.get(ref.agent), self._name_ids.get(ref.speaker)
+        if not positions or agent is None or speaker is None:
+            return False
+        codes, attempts = self._codes, self._attempts
+        return any(
+            codes[3 * p + 1] == agent and codes[3 * p + 2] == speaker
+            and attempts[p] == ref.attempt
+            for p in positions
+        )
 
     def __getitem__(self, turn: int) -> list[R]:
         return [self._ref(position) for position in self._turns[turn]]

@@ -114,9 +114,18 @@ class _Rejected(Exception):
 def update_variables(
     text: str, data: MvuData, *, lang: str = "zh", user: str = "User", char: str = "Char"
 ) -> UpdateResult:
-    """Apply every command in ``text`` to a copy of ``data`` (see the module doc)."""
-    work = data.copy()
-    before = json_copy(work.stat_data)
+    """Apply every command in ``text`` to a copy of ``data`` (see the module doc).
+
+    Only what the run changes is copied: ``data`` itself is never changed, so its tree is the
+    ``before`` to compare with, and the copy's display and delta trees are replaced by the
+    run's (copying them too, and the tree once more for ``before``, was three of a turn's
+    eight copies of the variables; #17, session nine)."""
+    work = MvuData(
+        json_copy(data.stat_data),
+        json_copy(data.schema),
+        initialized_lorebooks=json_copy(data.initialized_lorebooks),
+    )
+    before = data.stat_data
     extracted = extract_commands(substitute_macros(text, user, char))
     run = _Run(work, lang)
     for command in extracted.commands:
