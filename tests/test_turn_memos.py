@@ -214,21 +214,43 @@ def test_a_turn_recorded_again_is_told_from_the_arrays_as_from_the_refs() -> Non
 
 def test_the_tools_stage_builds_the_tool_context_and_state_only_for_tools_that_read_them() -> None:
     """The planner's calls decide what the tools stage makes: the tool context only for an
-    llm tool, the code tools' state only for code other than the dice tool; a call naming no
-    tool runs nothing, and a call that is not a ``ToolCall`` may be anything."""
+    llm tool (with the keys it declares taken now, and the dice lines the stage reads), the
+    code tools' state only for code other than the dice tool; a call naming no tool runs
+    nothing, and a call that is not a ``ToolCall`` may be anything."""
     from narrative_cli.agents.replies import ToolCall
-    from narrative_cli.pipeline.stages import _tool_kinds, runs_code
+    from narrative_cli.pipeline.stages import _read_by, _tool_kinds, declared, runs_code
     from narrative_cli.tools.definitions import DICE_TOOL, ToolDef, ToolSet
 
     dice = ToolDef(name=DICE_TOOL, type="code", trigger="planning")
-    code = ToolDef(name="count", type="code", trigger="planning", code="return 1")
-    llm = ToolDef(name="oracle", type="llm", trigger="planning")
+    code = ToolDef(name="count", type="code", trigger="planning", code="return 1",
+                   context=("user_input",))  # fmt: skip
+    llm = ToolDef(name="oracle", type="llm", trigger="planning",
+                  context=("state_summary", "known_context"))  # fmt: skip
     tools = ToolSet(tools=[dice, code, llm])
     calls = {"dice": ToolCall(DICE_TOOL), "code": ToolCall("count"),
              "llm": ToolCall("oracle"), "none": ToolCall("missing")}  # fmt: skip
-    assert _tool_kinds([calls["dice"]], tools) == (False, False)
-    assert _tool_kinds([calls["dice"], calls["code"]], tools) == (False, True)
-    assert _tool_kinds([calls["llm"], calls["none"]], tools) == (True, False)
-    assert _tool_kinds([calls["none"]], tools) == (False, False)
-    assert _tool_kinds([calls["dice"], {"tool": "count"}], tools) == (True, True)
+    assert _tool_kinds([calls["dice"]], tools) == ([], False)
+    assert _tool_kinds([calls["dice"], calls["code"]], tools) == ([], True)
+    assert _tool_kinds([calls["llm"], calls["none"]], tools) == ([llm], False)
+    assert _tool_kinds([calls["none"]], tools) == ([], False)
+    assert _tool_kinds([calls["dice"], {"tool": "count"}], tools) == (None, True)
     assert not runs_code([dice, llm]) and runs_code([dice, code])
+    assert declared([code, llm]) == {"user_input", "state_summary", "known_context"}
+    assert _read_by([llm]) == {"dice_results", "state_summary", "known_context"}
+    assert _read_by(None) is None
+
+
+def test_a_tool_context_takes_declared_keys_now_and_the_others_when_read() -> None:
+    """``tool_context(keys=…)`` takes the declared keys' texts when it is made (a concurrent
+    stage may change them after) and makes the others only if read; without ``keys`` every
+    key is taken when made, as before."""
+    from narrative_cli.pipeline.turn import TurnState
+
+    texts = {"state": "hp 1", "known": '{"npcs":["Mira"]}'}
+    state = TurnState._taken("state_summary", {"state_summary"}, lambda: texts["state"])
+    known = TurnState._taken("known_context", {"state_summary"}, lambda: texts["known"])
+    every = TurnState._taken("known_context", None, lambda: texts["known"])
+    texts.update(state="hp 0", known='{"npcs":["Ode"]}')
+    assert state() == "hp 1"  # declared: taken when made
+    assert known() == '{"npcs":["Ode"]}'  # not declared: made when read
+    assert every() == '{"npcs":["Mira"]}'  # every key: taken when made

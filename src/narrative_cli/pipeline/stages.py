@@ -90,20 +90,36 @@ def _planning_toolset(state: TurnState) -> ToolSet:
     return ToolSet(tools=[t for t in state.active_tools if t.trigger == "planning"])
 
 
-def _tool_kinds(calls: Sequence[object], toolset: ToolSet) -> tuple[bool, bool]:
-    """Whether the planner's ``calls`` run an llm tool, and code that is not the dice tool:
-    only an llm tool reads the tool context, only code the state; made for every turn whose
-    plan rolls dice, both were most of the tools stage's own cost (#17, session nine). A call
-    that is not a ``ToolCall`` may be anything: both."""
-    llm = code = False
+def _tool_kinds(calls: Sequence[object], toolset: ToolSet) -> tuple[list[ToolDef] | None, bool]:
+    """The llm tools the planner's ``calls`` run (None: any may run), and whether they run
+    code that is not the dice tool: only an llm tool reads the tool context, only code the
+    state; made for every turn whose plan rolls dice, both were most of the tools stage's own
+    cost (#17, session nine). A call that is not a ``ToolCall`` may be anything."""
+    llm: list[ToolDef] = []
+    code = False
     for call in calls:
         if not isinstance(call, ToolCall):
-            return True, True
+            return None, True
         tool = toolset.get(call.tool) if call.tool else None
-        if tool is not None:  # no tool: the runner warns, nothing runs
-            llm = llm or tool.type != "code"
-            code = code or (tool.type == "code" and not tool.is_dice)
+        if tool is None:  # no tool: the runner warns, nothing runs
+            continue
+        if tool.type == "code":
+            code = code or not tool.is_dice
+        else:
+            llm.append(tool)
     return llm, code
+
+
+def declared(tools: Sequence[ToolDef]) -> set[str]:
+    """The context keys ``tools`` read (an llm tool's message and a code tool's parameters
+    hold only the keys its definition declares)."""
+    return {key for tool in tools for key in tool.context}
+
+
+def _read_by(tools: Sequence[ToolDef] | None) -> set[str] | None:
+    """The keys the planning stage's context is read for: the tools' own (None: any) and
+    the dice lines, which the stage reads itself."""
+    return None if tools is None else {"dice_results", *declared(tools)}
 
 
 def runs_code(tools: Sequence[ToolDef]) -> bool:
@@ -139,7 +155,7 @@ def tools_stage(state: TurnState) -> None:
         return
     with state.stage("tools"):
         toolset = _planning_toolset(state)
-        llm, code = _tool_kinds(calls, toolset)
+        tools, code = _tool_kinds(calls, toolset)
         results = run_planning_calls(
             calls,
             toolset,
@@ -147,7 +163,7 @@ def tools_stage(state: TurnState) -> None:
             state.rng,
             llm_tool_call(state),
             state.lang,
-            context=state.tool_context() if llm else None,
+            context=None if tools == [] else state.tool_context(keys=_read_by(tools)),
         )
         state.tool_results.extend(results)
         report_tools(state, results, "tools")
