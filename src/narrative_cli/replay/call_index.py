@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import BinaryIO, Generic, Protocol, TypeVar
 
 
 class Ref(Protocol):
@@ -148,3 +148,30 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
             self._names[speaker],
             self._sizes[position],
         )
+
+
+_CHUNK = 1 << 20
+
+
+def trace_lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, each with its newline (the last one may have none), as iterating
+    the file gives them. Iterating a buffered file looks for each newline one byte at a time
+    (indexing a 500-turn trace, 57 MB: 70 M instructions, 1.6% of a 120-turn replay; #17,
+    session nine); ``bytes.find`` scans a megabyte at a time at memory speed. Only a line
+    that runs past a chunk's end is joined across two."""
+    rest = b""
+    while chunk := handle.read(_CHUNK):
+        start = 0
+        if rest:
+            end = chunk.find(b"\n")
+            if end < 0:
+                rest += chunk
+                continue
+            yield rest + chunk[: end + 1]
+            rest, start = b"", end + 1
+        while (end := chunk.find(b"\n", start)) >= 0:
+            yield chunk[start : end + 1]
+            start = end + 1
+        rest = chunk[start:]
+    if rest:
+        yield rest
