@@ -254,3 +254,35 @@ def test_a_tool_context_takes_declared_keys_now_and_the_others_when_read() -> No
     assert state() == "hp 1"  # declared: taken when made
     assert known() == '{"npcs":["Ode"]}'  # not declared: made when read
     assert every() == '{"npcs":["Mira"]}'  # every key: taken when made
+
+
+def test_the_lines_of_past_turns_kept_are_the_lines_made_anew() -> None:
+    """``<recent_turns>`` and the writer's chat lines take each past turn's lines from a memo
+    kept by the turn's value: over windows sliding through a story (turns told again as new
+    objects, a turn's text rewritten under the same number, a turn without user message,
+    both languages), every block is the one made with the memo emptied first."""
+    from narrative_cli.agents.templates import label
+
+    def made_anew(turns: list[HistoryTurn], lang: str) -> str:
+        rendered = []
+        for turn in turns:
+            lines = [label(lang, "turn.user", n=turn.number, text=turn.user)] if turn.user else []
+            lines.append(label(lang, "turn.ai", n=turn.number, text=turn.narrative))
+            rendered.append("\n".join(lines))
+        return "\n\n".join(rendered)
+
+    rng = random.Random(17)
+    story = [HistoryTurn(0, "", "greeting")]
+    for number in range(1, 300):
+        if rng.random() < 0.1:  # an older turn rewritten under its number
+            at = rng.randrange(len(story))
+            story[at] = HistoryTurn(story[at].number, story[at].user, story[at].narrative + "!")
+        story.append(HistoryTurn(number, rng.choice(["", f"u{number}"]), f"n{number}"))
+        size = rng.randint(1, 8)
+        window = [HistoryTurn(t.number, t.user, t.narrative) if rng.random() < 0.2 else t
+                  for t in story[-size:]]  # fmt: skip
+        lang = rng.choice(["en", "zh"])
+        block = parts.recent_turns(window, lang)
+        assert block.text == made_anew(window, lang)
+        if rng.random() < 0.05:
+            parts._TURN_LINES.clear()

@@ -113,10 +113,29 @@ def recent_turns(turns: list[HistoryTurn], lang: str) -> Block:
     """``<recent_turns>``: ``[轮N] 用户: …`` / ``[轮N] AI: …``, turns apart by a blank line."""
     rendered = []
     for turn in turns:
-        lines = [label(lang, "turn.user", n=turn.number, text=turn.user)] if turn.user else []
-        lines.append(label(lang, "turn.ai", n=turn.number, text=turn.narrative))
-        rendered.append("\n".join(lines))
+        user, ai = turn_lines(turn, lang)
+        rendered.append(ai if user is None else user + "\n" + ai)
     return tagged("recent_turns", "\n\n".join(rendered), stable=True)
+
+
+def turn_lines(turn: HistoryTurn, lang: str) -> tuple[str | None, str]:
+    """A past turn's ``[轮N] 用户: …`` line (None without a user message) and its
+    ``[轮N] AI: …`` line. Kept by the turn's value: the windows of consecutive turns, the
+    planner's and the writer's, show mostly the same turns, and labelling each anew was most
+    of building them (#17, session nine). A turn is frozen: equal turns give equal lines."""
+    key = (lang, turn)
+    known = _TURN_LINES.get(key)
+    if known is None:
+        user = label(lang, "turn.user", n=turn.number, text=turn.user) if turn.user else None
+        known = (user, label(lang, "turn.ai", n=turn.number, text=turn.narrative))
+        if len(_TURN_LINES) >= _TURN_LINES_KEPT:
+            _TURN_LINES.clear()
+        _TURN_LINES[key] = known
+    return known
+
+
+_TURN_LINES: dict[tuple[str, HistoryTurn], tuple[str | None, str]] = {}
+_TURN_LINES_KEPT = 256  # a few windows' turns (a window is up to n+m of them)
 
 
 def story_summary(
