@@ -6,11 +6,16 @@ change; what is remembered must be exactly what building it again gives, whateve
 
 from __future__ import annotations
 
+import json
 import random
+from typing import Any
+
+import pytest
 
 from narrative_cli.context import parts
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs, SummaryEntry, WindowSettings
 from narrative_cli.domain import Card
+from narrative_cli.safetext import json_copy
 from narrative_cli.state.chapters import ARC, CHAPTER, Chapter
 
 
@@ -286,3 +291,47 @@ def test_the_lines_of_past_turns_kept_are_the_lines_made_anew() -> None:
         assert block.text == made_anew(window, lang)
         if rng.random() < 0.05:
             parts._TURN_LINES.clear()
+
+
+def test_a_rejected_set_or_add_is_undone_from_its_first_key_as_from_a_whole_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``set`` or ``add`` keeps a copy of its first key's value only, to undo itself when
+    rejected (a missing path, a text on a number, a value nested past the limit, a date);
+    random command lists give the same variables, schema, display, delta and records as
+    undoing from a copy of the whole tree and schema, as every command did before."""
+    from narrative_cli.state import mvu_update
+    from narrative_cli.state.mvu_data import MvuData
+    from narrative_cli.state.mvu_update import update_variables
+
+    def whole(self: object, kind: str, path: str) -> object:
+        run: Any = self
+        snapshot = json_copy(run.data.stat_data), json_copy(run.data.schema)
+
+        def restore() -> None:
+            run.data.stat_data, run.data.schema = snapshot
+
+        return restore
+
+    bomb = "[" * 200 + "]" * 200
+    commands = [
+        "_.set('hero.hp', 10, 4);", "_.set('hero.hp[0]', 4, 'many');", "_.add('hero.gold', 5);",
+        "_.add('hero.name', 1);", "_.set('missing.key', 1, 2);", "_.set('new', 1, 2);",
+        f"_.set('hero.bag', [], {bomb});", "_.add('day', 'x');", "_.set('a.b', 1, {\"c\": 1});",
+        "_.set('hero.bag[1]', 1, 'lamp');", "_.add('date', 86400000);",
+        "_.insert('hero.bag', 'rope');", "_.delete('hero.gold');", "_.set('', 1, 2);",
+        "_.set('hero', {}, {\"hp\": [3, 'hit points']});", "_.add('hero.hp', 2);",
+    ]  # fmt: skip
+    rng = random.Random(23)
+    for _ in range(150):
+        stat = {"hero": {"hp": [10, "hit points"], "gold": 3, "name": "Ada", "bag": ["map"]},
+                "day": 1, "date": "2026-01-01T00:00:00.000Z", "a": 1}  # fmt: skip
+        meta = {"schema": {"type": "object", "properties": {}, "extensible": True}}
+        text = "\n".join(rng.choice(commands) for _ in range(rng.randint(1, 6)))
+        fast = update_variables(text, MvuData.viewing(stat, meta), lang="en")
+        with monkeypatch.context() as patched:
+            patched.setattr(mvu_update._Run, "_undo", whole)
+            slow = update_variables(text, MvuData.viewing(stat, meta), lang="en")
+        assert json.dumps(fast.data.__dict__) == json.dumps(slow.data.__dict__)
+        assert (fast.applied, fast.rejected, fast.modified) == (
+            slow.applied, slow.rejected, slow.modified)
