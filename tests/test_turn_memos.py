@@ -335,3 +335,28 @@ def test_a_rejected_set_or_add_is_undone_from_its_first_key_as_from_a_whole_copy
         assert json.dumps(fast.data.__dict__) == json.dumps(slow.data.__dict__)
         assert (fast.applied, fast.rejected, fast.modified) == (
             slow.applied, slow.rejected, slow.modified)
+
+
+def test_lore_settings_kept_per_config_are_the_settings_read_anew() -> None:
+    """The lore stage's settings are kept by the ``repr`` of the ``lore:`` config's items:
+    configs that differ only in a value's type (1, 1.0, True, "1") or order still give what
+    reading each anew gives, and a bad value is still refused every time."""
+    from narrative_cli.errors import ConfigError
+    from narrative_cli.lore.settings import LoreSettings
+    from narrative_cli.pipeline import lore_budget
+
+    configs: list[dict[str, Any]] = [
+        {}, {"depth": 3}, {"depth": 3.0}, {"world_info_depth": 3}, {"recursive": "off"},
+        {"recursive": False}, {"recursive": "1"}, {"depth": 3, "budget": 10},
+        {"budget": 10, "depth": 3}, {"depth": None}, {"max_context": 4096},
+    ]  # fmt: skip
+    for _ in range(3):
+        for config in configs:
+            key = repr(tuple(config.items()))
+            assert lore_budget._settings(key, config) == LoreSettings.from_dict(config)
+            room = lore_budget._with_room(lore_budget._settings(key, config), 999)
+            assert room.max_context == 999 and room.depth == LoreSettings.from_dict(config).depth
+    for bad in ({"depth": -1}, {"recursive": "maybe"}, {"depth": True}):
+        for _ in range(2):
+            with pytest.raises(ConfigError):
+                lore_budget._settings(repr(tuple(bad.items())), bad)

@@ -160,7 +160,7 @@ class TraceReader:
         in one piece instead of searched for its newline byte by byte (1% of a replayed
         turn's instructions; #17, session eight)."""
         with self._lock:
-            if self._handle is None or self._path != path:
+            if self._handle is None or (self._path is not path and self._path != path):
                 self._close()
                 self._handle, self._path = path.open("rb", buffering=_READ_BUFFER), path
             try:
