@@ -360,3 +360,22 @@ def test_lore_settings_kept_per_config_are_the_settings_read_anew() -> None:
         for _ in range(2):
             with pytest.raises(ConfigError):
                 lore_budget._settings(repr(tuple(bad.items())), bad)
+
+
+def test_the_character_block_kept_is_the_block_made_anew() -> None:
+    """``<character>`` is kept by the language, whether examples are shown, and the card's
+    texts it shows: cards that differ in any of them (or only in a text it does not show)
+    give the block made with the memo emptied first."""
+    from narrative_cli.domain import Card
+
+    rng = random.Random(29)
+    texts = ["", " ", "Edda keeps the lamp.", "{{char}} waits", "<START>\nA: hi\nB: ho"]
+    for _ in range(400):
+        card = Card(name=rng.choice(["Edda", " ", "艾达"]), description=rng.choice(texts),
+                    personality=rng.choice(texts), scenario=rng.choice(texts),
+                    mes_example=rng.choice(texts), first_mes=rng.choice(texts))  # fmt: skip
+        inputs = PromptInputs(card, lang=rng.choice(["en", "zh"]))
+        examples = rng.random() < 0.5
+        kept = parts.character(inputs, examples=examples)  # from the memo after a while
+        assert kept == parts._character(card, inputs.lang, examples)
+    assert len(parts._CHARACTERS) <= 8

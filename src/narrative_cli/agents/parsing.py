@@ -168,6 +168,8 @@ def _strip_thinking(text: str, result: ParseResult, lang: str) -> str | None:
     if not text.strip():
         result.errors.append(_say("empty", lang))
         return None
+    if "<" not in text:  # every tag below starts with one: nothing to remove
+        return text
     body = _THINK_BLOCK.sub("", text)
     closes = list(_THINK_CLOSE.finditer(body))
     if closes:  # the opening tag was in the chat template, not in the reply

@@ -25,6 +25,7 @@ from narrative_cli.context.inputs import (
     WindowSettings,
 )
 from narrative_cli.context.window import stable_window, trim_oldest, window_first
+from narrative_cli.domain import Card
 from narrative_cli.errors import ConfigError
 from narrative_cli.state.chapters import Chapter, visible_chapters
 
@@ -58,8 +59,27 @@ def worldinfo(number: int, entries: list[str], *, stable: bool) -> Block:
 
 
 def character(inputs: PromptInputs, *, examples: bool) -> Block:
-    """``<character>``: name, description, personality, scenario (and example dialogue)."""
+    """``<character>``: name, description, personality, scenario (and example dialogue).
+
+    Kept by everything it is made of (the card after macros is a new object every turn, its
+    texts mostly the same): the planner's and the writer's prompts ask every turn (#17,
+    session nine)."""
     card, lang = inputs.card, inputs.lang
+    key = (lang, examples, card.name, card.description, card.personality, card.scenario,
+           card.mes_example if examples else "")  # fmt: skip
+    made = _CHARACTERS.get(key)
+    if made is None:
+        made = _character(inputs.card, lang, examples)
+        if len(_CHARACTERS) >= 8:
+            _CHARACTERS.clear()
+        _CHARACTERS[key] = made
+    return made
+
+
+_CHARACTERS: dict[tuple[str, bool, str, str, str, str, str], Block] = {}
+
+
+def _character(card: Card, lang: str, examples: bool) -> Block:
     fields = [("character.description", card.description)]
     fields += [("character.personality", card.personality), ("character.scenario", card.scenario)]
     if examples:
