@@ -370,10 +370,16 @@ def test_the_character_block_kept_is_the_block_made_anew() -> None:
 
     rng = random.Random(29)
     texts = ["", " ", "Edda keeps the lamp.", "{{char}} waits", "<START>\nA: hi\nB: ho"]
+    cards = [Card(name=rng.choice(["Edda", " ", "艾达"]), description=rng.choice(texts),
+                  personality=rng.choice(texts), scenario=rng.choice(texts),
+                  mes_example=rng.choice(texts), first_mes=rng.choice(texts))
+             for _ in range(5)]  # fmt: skip
     for _ in range(400):
-        card = Card(name=rng.choice(["Edda", " ", "艾达"]), description=rng.choice(texts),
-                    personality=rng.choice(texts), scenario=rng.choice(texts),
-                    mes_example=rng.choice(texts), first_mes=rng.choice(texts))  # fmt: skip
+        card = rng.choice(cards)  # the same texts again, in a card made anew or not
+        if rng.random() < 0.5:
+            card = Card(name=card.name, description=card.description,
+                        personality=card.personality, scenario=card.scenario,
+                        mes_example=card.mes_example, first_mes=rng.choice(texts))  # fmt: skip
         inputs = PromptInputs(card, lang=rng.choice(["en", "zh"]))
         examples = rng.random() < 0.5
         kept = parts.character(inputs, examples=examples)  # from the memo after a while
