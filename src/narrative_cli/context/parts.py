@@ -155,7 +155,7 @@ def turn_lines(turn: HistoryTurn, lang: str) -> tuple[str | None, str]:
 
 
 _TURN_LINES: dict[tuple[str, HistoryTurn], tuple[str | None, str]] = {}
-_TURN_LINES_KEPT = 256  # a few windows' turns (a window is up to n+m of them)
+_TURN_LINES_KEPT = 64  # the windows of a turn or two (a window is up to n+m turns)
 
 
 def story_summary(
