@@ -184,7 +184,7 @@ def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
 def test_the_trace_is_split_into_lines_as_iterating_the_file_splits_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``trace_lines`` reads a megabyte at a time and finds newlines with ``bytes.find``: for
+    """``trace_lines`` reads 256 KB at a time and finds newlines with ``bytes.find``: for
     lines shorter and longer than its chunk, blank lines, a last line without its newline and
     lines that end exactly at a chunk's end, it gives the lines iterating the file gives (a
     small chunk here, so lines cross many chunks)."""

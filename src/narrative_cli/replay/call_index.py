@@ -150,14 +150,14 @@ class CallIndex(Mapping[int, list[R]], Generic[R]):
         )
 
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18  # as the trace reader's buffer: a larger one only raised the peak memory
 
 
 def trace_lines(handle: BinaryIO) -> Iterator[bytes]:
     """The file's lines, each with its newline (the last one may have none), as iterating
     the file gives them. Iterating a buffered file looks for each newline one byte at a time
     (indexing a 500-turn trace, 57 MB: 70 M instructions, 1.6% of a 120-turn replay; #17,
-    session nine); ``bytes.find`` scans a megabyte at a time at memory speed. Only a line
+    session nine); ``bytes.find`` scans 256 KB at a time at memory speed. Only a line
     that runs past a chunk's end is joined across two."""
     rest = b""
     while chunk := handle.read(_CHUNK):
