@@ -179,3 +179,32 @@ def test_a_request_is_encoded_as_json_encodes_it_whole() -> None:
         assert Sent.made(messages, params).encoded == expected.encode("utf-8")
     assert Sent.made([{"role": "user", "content": "\ud800"}], {}).encoded is None
     assert Sent.made([{"role": "user", "content": "a\x01\ud800"}], {}).encoded is None
+
+
+def test_the_trace_is_split_into_lines_as_iterating_the_file_splits_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``trace_lines`` reads 256 KB at a time and finds newlines with ``bytes.find``: for
+    lines shorter and longer than its chunk, blank lines, a last line without its newline and
+    lines that end exactly at a chunk's end, it gives the lines iterating the file gives (a
+    small chunk here, so lines cross many chunks)."""
+    import random
+
+    from narrative_cli.replay import call_index
+    from narrative_cli.replay.recorded import _ends_object
+
+    rng = random.Random(3)
+    monkeypatch.setattr(call_index, "_CHUNK", 16)
+    for case in range(60):
+        lines = [bytes(rng.choice(b"ab {}\r\t") for _ in range(rng.choice([0, 1, 15, 16, 17,
+                                                                        40])))
+                 for _ in range(rng.randint(0, 12))]  # fmt: skip
+        data = b"\n".join(lines) + (b"\n" if case % 2 else b"")
+        path = tmp_path / f"calls-{case}.jsonl"
+        path.write_bytes(data)
+        with path.open("rb") as handle:
+            expected = list(handle)
+        with path.open("rb") as handle:
+            assert list(call_index.trace_lines(handle)) == expected
+        for line in expected + [b" " * 70 + b"}" + b" " * 70, b"}" + b"\n" * 80, b"\t" * 90]:
+            assert _ends_object(line) is line.rstrip().endswith(b"}")

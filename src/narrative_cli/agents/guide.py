@@ -13,9 +13,25 @@ _SEPARATOR = {"zh": "；", "en": "; "}
 
 
 def writing_guide_text(plan: Plan | None, lang: str) -> str:
-    """The guide lines for ``plan`` (empty when there is no plan)."""
+    """The guide lines for ``plan`` (empty when there is no plan); the last plan's are kept
+    (a turn asks for its plan's guide twice: the writer's block and the llm tools' context).
+    A plan is frozen and the fields read here are texts and
+    tuples of texts, so the same plan object always gives the same lines."""
+    global _LAST
     if plan is None:
         return ""
+    last = _LAST
+    if last is not None and last[0] is plan and last[1] == lang:
+        return last[2]
+    text = _guide(plan, lang)
+    _LAST = (plan, lang, text)  # one tuple: a reader on another thread sees it whole
+    return text
+
+
+_LAST: tuple[Plan, str, str] | None = None
+
+
+def _guide(plan: Plan, lang: str) -> str:
     direction = plan.narrative_direction.strip() or label(lang, "guide.direction_empty")
     lines = [label(lang, "guide.direction", text=direction)]
     scene = plan.scene_setting.strip()

@@ -17,7 +17,6 @@ summary entry must not be kept and resent with every later request.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -25,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from narrative_cli.safetext import non_finite
+from narrative_cli.safetext import json_copy, non_finite
 
 _INVALID = object()
 _TYPE_NAMES = {
@@ -209,7 +208,7 @@ class _Checker:
                 if not present:
                     self.error("missing", path=where)
             if "default" in sub:
-                cleaned[key] = copy.deepcopy(sub["default"])
+                cleaned[key] = json_copy(sub["default"])  # a schema's JSON constant
             else:
                 cleaned.pop(key, None)
         # A nested object without its required fields is dropped; the reply itself is kept.

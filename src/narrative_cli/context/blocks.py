@@ -31,7 +31,10 @@ class Block:
 
     @property
     def empty(self) -> bool:
-        return not self.text.strip()
+        """Only whitespace (or nothing): ``not text.strip()`` without copying the text (every
+        block of every prompt is asked, the history's and the world's are kilobytes)."""
+        text = self.text
+        return not text or text.isspace()
 
     def render(self) -> str:
         """``<tag>\\ntext\\n</tag>``, or the bare text for an untagged block."""

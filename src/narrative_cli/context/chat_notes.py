@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from narrative_cli.agents.templates import label
 from narrative_cli.context.blocks import Block, plain, tagged
 from narrative_cli.context.inject import Injection, inject
 from narrative_cli.context.inputs import HistoryTurn, PromptInputs
+from narrative_cli.context.parts import turn_lines
 from narrative_cli.domain_chat import Message, Role
 
 NOTE_BLOCKS = ("authors_note", "character_note")
@@ -52,11 +52,12 @@ def with_notes(
     user: list[Block],
     turns: Sequence[HistoryTurn],
     inputs: PromptInputs,
-) -> list[Part] | None:
-    """The writer's messages with the notes in the chat, or None when no note is sent."""
-    notes, before, after = injections(inputs)
-    if not notes and not before and not after:
-        return None
+    found: tuple[list[Injection], list[Part], list[Part]],
+) -> list[Part]:
+    """The writer's messages with the notes ``found`` (``injections``, some note at least)
+    in the chat. A ``recent_turns`` block of ``user`` only marks where the chat goes: its
+    lines are made here, one message each."""
+    notes, before, after = found
     depth = inputs.card.depth_prompt
     own = depth.prompt.strip() if depth is not None else ""
     lines = _lines(turns, inputs.lang)
@@ -87,11 +88,10 @@ def _lines(turns: Sequence[HistoryTurn], lang: str) -> list[tuple[Message, int]]
     """Each history line as a message, with its turn number (one per line, as the chat)."""
     out: list[tuple[Message, int]] = []
     for turn in turns:
-        if turn.user:
-            out.append((Message("user", label(lang, "turn.user", n=turn.number, text=turn.user)),
-                        turn.number))  # fmt: skip
-        out.append((Message("assistant", label(lang, "turn.ai", n=turn.number,
-                                               text=turn.narrative)), turn.number))  # fmt: skip
+        user, ai = turn_lines(turn, lang)
+        if user is not None:
+            out.append((Message("user", user), turn.number))
+        out.append((Message("assistant", ai), turn.number))
     return out
 
 

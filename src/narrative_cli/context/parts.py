@@ -25,6 +25,7 @@ from narrative_cli.context.inputs import (
     WindowSettings,
 )
 from narrative_cli.context.window import stable_window, trim_oldest, window_first
+from narrative_cli.domain import Card
 from narrative_cli.errors import ConfigError
 from narrative_cli.state.chapters import Chapter, visible_chapters
 
@@ -58,8 +59,27 @@ def worldinfo(number: int, entries: list[str], *, stable: bool) -> Block:
 
 
 def character(inputs: PromptInputs, *, examples: bool) -> Block:
-    """``<character>``: name, description, personality, scenario (and example dialogue)."""
+    """``<character>``: name, description, personality, scenario (and example dialogue).
+
+    Kept by everything it is made of (the card after macros is a new object every turn, its
+    texts mostly the same): the planner's and the writer's prompts ask every turn (#17,
+    session nine)."""
     card, lang = inputs.card, inputs.lang
+    key = (lang, examples, card.name, card.description, card.personality, card.scenario,
+           card.mes_example if examples else "")  # fmt: skip
+    made = _CHARACTERS.get(key)
+    if made is None:
+        made = _character(inputs.card, lang, examples)
+        if len(_CHARACTERS) >= 8:
+            _CHARACTERS.clear()
+        _CHARACTERS[key] = made
+    return made
+
+
+_CHARACTERS: dict[tuple[str, bool, str, str, str, str, str], Block] = {}
+
+
+def _character(card: Card, lang: str, examples: bool) -> Block:
     fields = [("character.description", card.description)]
     fields += [("character.personality", card.personality), ("character.scenario", card.scenario)]
     if examples:
@@ -113,10 +133,29 @@ def recent_turns(turns: list[HistoryTurn], lang: str) -> Block:
     """``<recent_turns>``: ``[轮N] 用户: …`` / ``[轮N] AI: …``, turns apart by a blank line."""
     rendered = []
     for turn in turns:
-        lines = [label(lang, "turn.user", n=turn.number, text=turn.user)] if turn.user else []
-        lines.append(label(lang, "turn.ai", n=turn.number, text=turn.narrative))
-        rendered.append("\n".join(lines))
+        user, ai = turn_lines(turn, lang)
+        rendered.append(ai if user is None else user + "\n" + ai)
     return tagged("recent_turns", "\n\n".join(rendered), stable=True)
+
+
+def turn_lines(turn: HistoryTurn, lang: str) -> tuple[str | None, str]:
+    """A past turn's ``[轮N] 用户: …`` line (None without a user message) and its
+    ``[轮N] AI: …`` line. Kept by the turn's value: the windows of consecutive turns, the
+    planner's and the writer's, show mostly the same turns, and labelling each anew was most
+    of building them (#17, session nine). A turn is frozen: equal turns give equal lines."""
+    key = (lang, turn)
+    known = _TURN_LINES.get(key)
+    if known is None:
+        user = label(lang, "turn.user", n=turn.number, text=turn.user) if turn.user else None
+        known = (user, label(lang, "turn.ai", n=turn.number, text=turn.narrative))
+        if len(_TURN_LINES) >= _TURN_LINES_KEPT:
+            _TURN_LINES.clear()
+        _TURN_LINES[key] = known
+    return known
+
+
+_TURN_LINES: dict[tuple[str, HistoryTurn], tuple[str | None, str]] = {}
+_TURN_LINES_KEPT = 64  # the windows of a turn or two (a window is up to n+m turns)
 
 
 def story_summary(

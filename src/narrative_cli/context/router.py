@@ -180,12 +180,21 @@ def build_prompt(name: str, inputs: PromptInputs, narrative: str = "") -> Prompt
         now = [BLOCKS[block](src) for block in spec.preset_turn]
         return build_preset_writing(inputs, spec.name, rules, now)
     system = [BLOCKS[block](src) for block in spec.system]
-    user = [BLOCKS[block](src) for block in spec.user]
+    noted = None
     if "recent_turns" in spec.user and any(n in spec.user for n in chat_notes.NOTE_BLOCKS):
-        noted = chat_notes.with_notes(system, user, src.window, inputs)
-        if noted is not None:  # the notes at their depth and role, as SillyTavern sends them
-            return make_prompt(spec.name, noted)
-    return make_prompt(spec.name, [("system", system), ("user", user)])
+        noted = chat_notes.injections(inputs)
+        if not any(noted):
+            noted = None
+    if noted is None:
+        user = [BLOCKS[block](src) for block in spec.user]
+        return make_prompt(spec.name, [("system", system), ("user", user)])
+    # The notes at their depth and role, as SillyTavern sends them: the chat's lines are made
+    # there, so the ``<recent_turns>`` block is only its place (it was made, then dropped).
+    user = [_CHAT_PLACE if block == "recent_turns" else BLOCKS[block](src) for block in spec.user]
+    return make_prompt(spec.name, chat_notes.with_notes(system, user, src.window, inputs, noted))
+
+
+_CHAT_PLACE = Block(name="recent_turns", text="")  # where with_notes puts the chat
 
 
 def _preset_shaped(inputs: PromptInputs) -> bool:

@@ -9,9 +9,10 @@ the routing rules again. Entries are read-only while routed: pass new objects af
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 
 from narrative_cli.domain import LoreEntry
-from narrative_cli.lore.routing import FORMATTING_ROUTES, Route, classify
+from narrative_cli.lore.routing import FORMATTING_ROUTES, MVU_UPDATE, Route, classify, is_initvar
 
 
 class Routes:
@@ -31,6 +32,13 @@ class Routes:
         """The enabled entries whose route is one of ``names``, in list order."""
         pairs = zip(self.entries, self.routes, strict=True)
         return [entry for entry, route in pairs if route.name in names and not entry.disabled]
+
+    @cached_property
+    def uses_mvu(self) -> bool:
+        """An ``[InitVar]`` entry (enabled or not, as MagVarUpdate reads them) or an enabled
+        ``[mvu_update]`` one: asked three times a turn, answered once per entry list (#17)."""
+        updates = set(map(id, self.enabled(MVU_UPDATE)))
+        return any(is_initvar(e) or id(e) in updates for e in self.entries)
 
     def is_formatting(self, entry: LoreEntry) -> bool:
         """A tool, UI, [initvar] or [mvu_update] entry: never part of a prompt."""

@@ -14,6 +14,7 @@ drops is a visible warning naming it and the budget.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from narrative_cli.i18n import t
 from narrative_cli.lore.engine import ActivationResult, LoreSettings
@@ -44,11 +45,39 @@ def writer_room(story: Story, backends: BackendSet) -> tuple[int, str] | None:
 
 def lore_settings(story: Story, backends: BackendSet) -> LoreSettings:
     """The story's lore settings with ``max_context`` set from the writer's room."""
-    settings = LoreSettings.from_dict(story.settings.lore)
+    settings = _settings(repr(tuple(story.settings.lore.items())), story.settings.lore)
     if _configured(story):
         return settings
     room = writer_room(story, backends)
-    return replace(settings, max_context=room[0]) if room else settings
+    return _with_room(settings, room[0]) if room else settings
+
+
+# The settings of the last few ``lore:`` configs, by the ``repr`` of their items (which tells
+# 1 from 1.0, True and "1"): read anew for every turn (their fields listed, each value checked,
+# then the copy with the writer's room) they were 0.4% of a replay (#17, session nine).
+# ``LoreSettings`` is frozen, so one object serves every turn.
+_READ: dict[str, LoreSettings] = {}
+_ROOMED: dict[tuple[LoreSettings, int], LoreSettings] = {}
+
+
+def _settings(key: str, data: dict[str, Any]) -> LoreSettings:
+    settings = _READ.get(key)
+    if settings is None:
+        settings = LoreSettings.from_dict(data)  # ConfigError: nothing kept
+        if len(_READ) >= 8:
+            _READ.clear()
+        _READ[key] = settings
+    return settings
+
+
+def _with_room(settings: LoreSettings, room: int) -> LoreSettings:
+    made = _ROOMED.get((settings, room))
+    if made is None:
+        made = replace(settings, max_context=room)
+        if len(_ROOMED) >= 8:
+            _ROOMED.clear()
+        _ROOMED[(settings, room)] = made
+    return made
 
 
 def fallback_note(story: Story, backends: BackendSet) -> str | None:

@@ -39,7 +39,13 @@ from narrative_cli.errors import BackendError
 from narrative_cli.pipeline.calls import Guess, JsonOutcome
 from narrative_cli.pipeline.fitting import fit_prompt
 from narrative_cli.pipeline.mvu_step import run_mvu_extract
-from narrative_cli.pipeline.stages import llm_tool_call, report_tools, warn_cuts
+from narrative_cli.pipeline.stages import (
+    declared,
+    llm_tool_call,
+    report_tools,
+    runs_code,
+    warn_cuts,
+)
 from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.safetext import finite_copy
 from narrative_cli.state.engine import EventRecord, apply_events
@@ -67,7 +73,8 @@ def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     """Analysis ‖ independent llm tools ‖ mvu_extract; code tools here, in order (they draw
     from the session RNG, so they never run concurrently); then the dependent tools."""
     independent, dependent = split_independent(tools)
-    context, code_state = state.tool_context(narrative=state.prompt_narrative), state.code_state()
+    context = state.tool_context(narrative=state.prompt_narrative, keys=declared(tools))
+    code_state = state.code_state() if runs_code(tools) else {}
     llm = [tool for tool in independent if tool.type == "llm"]
     # built here, before any worker runs: mvu_extract changes the variables they render
     guessing = state.story.settings.pipeline.speculative_post_tools
@@ -226,9 +233,10 @@ def run_post_tools(
         if not tools:
             return
         with state.stage("post"):
-            context = state.tool_context(narrative=state.prompt_narrative)
+            context = state.tool_context(narrative=state.prompt_narrative, keys=declared(tools))
             call = _guessing_call(state, guesses) if guesses else None
-            _record(state, _results(state, tools, context, state.code_state(), call))
+            code_state = state.code_state() if runs_code(tools) else {}
+            _record(state, _results(state, tools, context, code_state, call))
     finally:
         for future in guesses.values():  # a tool that never got to its call: guess spent
             if not future.cancelled() and future.exception() is None:

@@ -8,9 +8,9 @@ to the model's context when the profile states one and records the cuts for the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from narrative_cli.agents.replies import Plan
+from narrative_cli.agents.replies import Plan, ToolCall
 from narrative_cli.context.recall import recall_turns
 from narrative_cli.context.router import build_merged_writing, build_planning, build_writing
 from narrative_cli.domain_chat import Message
@@ -90,6 +90,44 @@ def _planning_toolset(state: TurnState) -> ToolSet:
     return ToolSet(tools=[t for t in state.active_tools if t.trigger == "planning"])
 
 
+def _tool_kinds(calls: Sequence[object], toolset: ToolSet) -> tuple[list[ToolDef] | None, bool]:
+    """The llm tools the planner's ``calls`` run (None: any may run), and whether they run
+    code that is not the dice tool: only an llm tool reads the tool context, only code the
+    state; made for every turn whose plan rolls dice, both were most of the tools stage's own
+    cost (#17, session nine). A call that is not a ``ToolCall`` may be anything."""
+    llm: list[ToolDef] = []
+    code = False
+    for call in calls:
+        if not isinstance(call, ToolCall):
+            return None, True
+        tool = toolset.get(call.tool) if call.tool else None
+        if tool is None:  # no tool: the runner warns, nothing runs
+            continue
+        if tool.type == "code":
+            code = code or not tool.is_dice
+        else:
+            llm.append(tool)
+    return llm, code
+
+
+def declared(tools: Sequence[ToolDef]) -> set[str]:
+    """The context keys ``tools`` read (an llm tool's message and a code tool's parameters
+    hold only the keys its definition declares)."""
+    return {key for tool in tools for key in tool.context}
+
+
+def _read_by(tools: Sequence[ToolDef] | None) -> set[str] | None:
+    """The keys the planning stage's context is read for: the tools' own (None: any) and
+    the dice lines, which the stage reads itself."""
+    return None if tools is None else {"dice_results", *declared(tools)}
+
+
+def runs_code(tools: Sequence[ToolDef]) -> bool:
+    """Does one of ``tools`` run code in the sandbox (the dice tool runs none), which is what
+    reads the state a code tool sees?"""
+    return any(tool.type == "code" and not tool.is_dice for tool in tools)
+
+
 def llm_tool_call(state: TurnState) -> Callable[[ToolDef, list[Message]], str]:
     """The ``llm_call`` the tools runner uses: one call as agent ``tool:<name>``."""
 
@@ -116,14 +154,16 @@ def tools_stage(state: TurnState) -> None:
     if not calls:
         return
     with state.stage("tools"):
+        toolset = _planning_toolset(state)
+        tools, code = _tool_kinds(calls, toolset)
         results = run_planning_calls(
             calls,
-            _planning_toolset(state),
-            state.code_state(),
+            toolset,
+            state.code_state() if code else {},
             state.rng,
             llm_tool_call(state),
             state.lang,
-            context=state.tool_context(),
+            context=None if tools == [] else state.tool_context(keys=_read_by(tools)),
         )
         state.tool_results.extend(results)
         report_tools(state, results, "tools")

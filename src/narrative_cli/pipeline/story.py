@@ -37,7 +37,6 @@ from narrative_cli.group.greetings import lore_owners, scene_greeting
 from narrative_cli.group.model import Group
 from narrative_cli.i18n import t
 from narrative_cli.lore.routed import routes_for
-from narrative_cli.lore.routing import MVU_UPDATE
 from narrative_cli.lore.timed import TimedEffects
 from narrative_cli.pipeline.opening import load_parts
 from narrative_cli.pipeline.records import (
@@ -119,8 +118,7 @@ class Story:
     def uses_mvu(self) -> bool:
         """True when the lore has an [InitVar] entry (enabled or not, as MagVarUpdate reads
         them) or an enabled [mvu_update] entry."""
-        updates = set(map(id, routes_for(self.entries).enabled(MVU_UPDATE)))
-        return any(is_initvar(e) or id(e) in updates for e in self.entries)
+        return routes_for(self.entries).uses_mvu
 
     def advance(self, result: TurnResult) -> None:
         """Append a finished (and committed) turn and move to its snapshot."""

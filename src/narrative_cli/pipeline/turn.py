@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 import random
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -259,15 +260,23 @@ class TurnState:
         return {"stat_data": self.mvu, "display_data": meta.get("display_data") or {},
                 "delta_data": meta.get("delta_data") or {}}
 
-    def tool_context(self, *, narrative: str = "") -> LazyContext:
+    def tool_context(
+        self, *, narrative: str = "", keys: Collection[str] | None = None
+    ) -> LazyContext:
         """The llm-tool context keys (CANONICAL_CONTEXT_ORDER) as they stand now.
 
         The world, the summary, the window and the persona are rendered only when a tool
         reads them (``world_full`` renders the whole world); what a concurrent stage may still
-        change (state, dice results, plan) is taken now, as before."""
-        state, known = self.state_text(), known_context(self.game)
-        dice = dice_results_text(self.tool_results, self.lang)
-        guide = writing_guide_text(self.plan, self.lang)
+        change (state, dice results, plan) is taken now, as before, for the ``keys`` the tools
+        given this context declare (None: every key). A key no tool declares is read by none,
+        so it is made only if read: the game state's known names, the dice lines and the
+        guide made for every turn were most of the post tools' own cost (#17, session nine)."""
+        state = self._taken("state_summary", keys, self.state_text)
+        known = self._taken("known_context", keys, lambda: known_context(self.game))
+        dice = self._taken("dice_results", keys,
+                           lambda: dice_results_text(self.tool_results, self.lang))
+        guide = self._taken("writing_guide", keys,
+                            lambda: writing_guide_text(self.plan, self.lang))
         summaries, window = self.summaries, self.window("writing")
         entries = self.world_entries or self.story.entries
         return LazyContext(
@@ -276,14 +285,25 @@ class TurnState:
                 "story_summary": summaries.render,
                 "recent_turns": lambda: parts.recent_turns(window, self.lang).text,
                 "narrative_text": lambda: narrative,
-                "writing_guide": lambda: guide,
-                "state_summary": lambda: state,
+                "writing_guide": guide,
+                "state_summary": state,
                 "user_persona": lambda: parts.persona(self.prompt_inputs()).text,
                 "user_input": lambda: self.user_input,
-                "dice_results": lambda: dice,
-                "known_context": lambda: known,
+                "dice_results": dice,
+                "known_context": known,
             }
         )
+
+    @staticmethod
+    def _taken(
+        key: str, keys: Collection[str] | None, make: Callable[[], str]
+    ) -> Callable[[], str]:
+        """``make``'s text taken now when ``key`` is one of ``keys`` (None: all), else ``make``
+        itself (run only if someone reads the key)."""
+        if keys is not None and key not in keys:
+            return make
+        text = make()
+        return lambda: text
 
     def code_state(self) -> dict[str, Any]:
         """What a code tool's ``state`` sees: the game state and the MVU variables (sent to

@@ -33,7 +33,7 @@ from narrative_cli.credentials import scrub
 from narrative_cli.errors import BackendError, BadInput, ReplayMismatch
 from narrative_cli.held import check_target
 from narrative_cli.pipeline.trace import request_params
-from narrative_cli.replay.call_index import CallIndex
+from narrative_cli.replay.call_index import CallIndex, trace_lines
 from narrative_cli.replay.drift import Drift, first_difference
 from narrative_cli.replay.sent import RESPONSE_KEY, Sent, same_request, without_messages
 
@@ -160,7 +160,7 @@ class TraceReader:
         in one piece instead of searched for its newline byte by byte (1% of a replayed
         turn's instructions; #17, session eight)."""
         with self._lock:
-            if self._handle is None or self._path != path:
+            if self._handle is None or (self._path is not path and self._path != path):
                 self._close()
                 self._handle, self._path = path.open("rb", buffering=_READ_BUFFER), path
             try:
@@ -290,7 +290,7 @@ def _index_calls(path: Path, sessions: dict[str, SessionCalls]) -> None:
     try:
         with path.open("rb") as handle:
             offset = 0
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(trace_lines(handle), start=1):
                 _index_line(path, raw, offset, number, sessions)
                 offset += len(raw)
     except OSError as exc:
@@ -301,7 +301,7 @@ def _index_line(
     path: Path, raw: bytes, offset: int, number: int, sessions: dict[str, SessionCalls]
 ) -> None:
     where = f"--responses {path}: line {number}"
-    if not raw.strip():
+    if not raw or raw.isspace():  # ``raw.strip()`` copied every 30 KB line to look
         return
     call = _indexed(raw, path, where)
     ref = CallRef(path, offset, number, call.agent, call.attempt, call.speaker, len(raw))
@@ -340,13 +340,19 @@ def _outside_request(raw: bytes) -> dict[str, Any] | None:
     is never escaped and a string's always is, so the request's key is its first
     occurrence and the top-level response's key the last."""
     start, end = raw.find(_REQUEST), raw.rfind(RESPONSE_KEY)
-    if start < 0 or end <= start or not raw.rstrip().endswith(b"}"):
+    if start < 0 or end <= start or not _ends_object(raw):
         return None
     try:
         data = json.loads(raw[:start] + b', "request": {}' + raw[end:])
     except (UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("request") == {} else None
+
+
+def _ends_object(raw: bytes) -> bool:
+    """``raw.rstrip().endswith(b"}")`` without copying the line (only its end is looked at)."""
+    tail = raw[-64:].rstrip()
+    return tail.endswith(b"}") if tail or len(raw) <= 64 else raw.rstrip().endswith(b"}")
 
 
 def _add(sessions: dict[str, SessionCalls], session: str, turn: int, ref: CallRef) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -40,6 +41,7 @@ from narrative_cli.state.mvu_paths import (
     js_set,
     js_unset,
     string_to_path,
+    to_path,
     trim_quotes,
 )
 from narrative_cli.state.mvu_record import PatchRecord
@@ -111,12 +113,24 @@ class _Rejected(Exception):
     pass
 
 
+_ABSENT = object()  # a first key the tree did not have before the command
+
+
 def update_variables(
     text: str, data: MvuData, *, lang: str = "zh", user: str = "User", char: str = "Char"
 ) -> UpdateResult:
-    """Apply every command in ``text`` to a copy of ``data`` (see the module doc)."""
-    work = data.copy()
-    before = json_copy(work.stat_data)
+    """Apply every command in ``text`` to a copy of ``data`` (see the module doc).
+
+    Only what the run changes is copied: ``data`` itself is never changed, so its tree is the
+    ``before`` to compare with, and the copy's display and delta trees are replaced by the
+    run's (copying them too, and the tree once more for ``before``, was three of a turn's
+    eight copies of the variables; #17, session nine)."""
+    work = MvuData(
+        json_copy(data.stat_data),
+        json_copy(data.schema),
+        initialized_lorebooks=json_copy(data.initialized_lorebooks),
+    )
+    before = data.stat_data
     extracted = extract_commands(substitute_macros(text, user, char))
     run = _Run(work, lang)
     for command in extracted.commands:
@@ -159,7 +173,7 @@ class _Run:
         args = list(command.args)
         path = fix_path(trim_quotes(args[0])) if args else ""
         reason = f"({command.reason})" if command.reason else ""
-        snapshot = json_copy(self.data.stat_data), json_copy(self.data.schema)
+        undo = self._undo(kind, path)
         try:
             handler = {"set": self.set, "insert": self.insert, "delete": self.delete,
                        "add": self.add}.get(kind)  # fmt: skip
@@ -169,18 +183,45 @@ class _Run:
             if json_depth(self.data.stat_data) > MAX_JSON_DEPTH:  # a nesting bomb of a value
                 raise self.reject("too_deep", limit=MAX_JSON_DEPTH)
         except RecursionError:
-            self.data.stat_data, self.data.schema = snapshot
+            undo()
             reason_text = self.say("too_deep", limit=MAX_JSON_DEPTH)
             self.rejected.append(PatchRecord(command.text[:200], False, reason=reason_text))
             return
         except _Rejected as problem:
-            self.data.stat_data, self.data.schema = snapshot
+            undo()
             self.rejected.append(PatchRecord(command.text, False, reason=str(problem)))
             return
         if shown:
             js_set(self.display, path, shown)
             js_set(self.delta, path, shown)
         self.applied.append(PatchRecord(command.text, True))
+
+    def _undo(self, kind: str, path: str) -> Callable[[], None]:
+        """What puts the variables back as they are now, should the command be rejected.
+
+        ``set`` (below the root) and ``add`` change only the value at ``path``, under its
+        first key, and never the schema: that key's value alone is copied (the whole tree and
+        the schema were copied for every command, a third of applying one; #17, session
+        nine). Any other command copies both whole."""
+        stat = self.data.stat_data
+        keys = to_path(path, stat) if path and kind in ("set", "add") else []
+        if not keys or type(stat) is not dict:
+            snapshot = json_copy(stat), json_copy(self.data.schema)
+
+            def restore() -> None:
+                self.data.stat_data, self.data.schema = snapshot
+
+            return restore
+        top = keys[0]
+        held = json_copy(stat[top]) if top in stat else _ABSENT
+
+        def put_back() -> None:
+            if held is _ABSENT:
+                stat.pop(top, None)
+            else:
+                stat[top] = held
+
+        return put_back
 
     # -- the commands ------------------------------------------------------------------------
 
