@@ -118,8 +118,10 @@ _SPACE = re.compile(r"\s")
 class TextIndex(Protocol):
     """A story's full-text index (``store.text_index.SessionTextIndex``)."""
 
-    def sync(self, documents: Sequence[Document]) -> None:
-        """Make the index hold exactly ``documents`` (only what changed is written)."""
+    def sync(self, documents: Sequence[Document], later: Collection[str] = ()) -> None:
+        """Make the index hold exactly ``documents`` (only what changed is written); those
+        with a key in ``later``, which every search until the next sync will ``exclude``,
+        may be written later."""
 
     def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
         """``(key, turn)`` of every document containing ``term`` (case-insensitive); with

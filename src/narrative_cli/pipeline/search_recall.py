@@ -259,8 +259,9 @@ def _search(state: TurnState, index: TextIndex, asked: list[str], notes: list[st
     """Sync the index, then the planner's search and the automatic one."""
     pipeline = state.story.settings.pipeline
     made = story_documents(state.history, state.summaries)
-    index.sync(made.all)
-    exclude = shown_keys(state, made) | {f"turn:{r.number}" for r in state.recall}
+    shown = shown_keys(state, made)
+    index.sync(made.all, later=shown)  # what both searches leave out may wait (#17)
+    exclude = shown | {f"turn:{r.number}" for r in state.recall}
     searchable = len(made.all) - len(exclude)
     passages: list[Passage] = []
     if asked:

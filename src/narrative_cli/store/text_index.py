@@ -11,13 +11,14 @@ memory (the index keeps the session's documents after the first read; a SQL ``LI
 ``sync`` makes the index hold exactly the story's documents as they are now: it compares
 them with what it holds and writes only the difference, in one transaction. Undo, swipes,
 regenerate and branches therefore need no hooks of their own: the next sync follows the story
-wherever it went.
+wherever it went. Documents the caller will not search before the next sync (the writer's
+window, the summary block) may wait until it will (``_deferred``).
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from itertools import compress
 
 from narrative_cli.context.text_search import Document
@@ -47,6 +48,7 @@ class SessionTextIndex:
         self._ids: dict[str, int] = {}
         self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
         self._synced_list: list[Document] | None = None  # and in their order
+        self._pending: dict[str, Document] = {}  # synced, not written yet (``_deferred``)
         self._memo = TermMemo()  # each term's matches, kept up to date (term_memo)
         # terms asked once (remembered when asked again), in two generations: a term asked
         # again moves to the newer; the older is dropped when the newer is full (#17: one set
@@ -63,7 +65,9 @@ class SessionTextIndex:
             self._held = held
         return self._held
 
-    def sync(self, documents: Sequence[Document]) -> None:
+    def sync(self, documents: Sequence[Document], later: Collection[str] = ()) -> None:
+        """Make the index hold ``documents``; those of them with a key in ``later`` that it
+        does not hold yet may wait (see ``_deferred``)."""
         held = self._documents()
         before = self._synced_list
         if before is not None and len(before) <= len(documents):
@@ -72,7 +76,7 @@ class SessionTextIndex:
                 list(documents[: len(before)]) == before
             ):
                 added = documents[len(before) :]
-                self._write(held, [], added)
+                self._write(held, [], self._deferred(held, added, later))
                 before.extend(added)  # the index's own list, grown in place
                 self._synced = None
                 return
@@ -84,6 +88,7 @@ class SessionTextIndex:
             wanted = {document.key: document for document in documents}
             gone = [key for key in held if key not in wanted]
             fresh: Iterable[Document] = wanted.values()
+            self._pending.clear()  # every document is looked at again
         else:  # only the documents that are not the very ones synced last time (C loops)
             new_ids = by_id.keys() - last.keys()
             fresh = list(compress(documents, map(new_ids.__contains__, map(id, documents))))
@@ -91,9 +96,41 @@ class SessionTextIndex:
             gone = [
                 last[i].key for i in last.keys() - by_id.keys() if last[i].key not in fresh_keys
             ]
-        self._write(held, gone, fresh)
+            for key in [*gone, *fresh_keys]:  # a waiting document gone or replaced
+                self._pending.pop(key, None)
+            gone = [key for key in gone if key in held]
+        self._write(held, gone, self._deferred(held, fresh, later))
         self._synced = by_id  # holding the documents keeps their ids their own
         self._synced_list = list(documents)
+
+    def _deferred(
+        self, held: dict[str, Document], fresh: Iterable[Document], later: Collection[str]
+    ) -> list[Document]:
+        """The documents to write now: the waiting ones and ``fresh``, less those that may
+        wait (kept in ``_pending``).
+
+        A document the caller leaves out of every search until the next sync (``later``: the
+        turns of the writer's window and their summary lines, which ``search`` excludes) is
+        not written until it can be found: its rows could change no result meanwhile (a
+        search drops excluded documents, and asks for as many more rows as it excludes).
+        The writer's window moves by several turns at once (n+m), so the index is written
+        on one turn in m + 1 instead of every turn (#17: each write is a savepoint, an FTS5
+        segment and a transaction's bookkeeping). A document the index already holds is
+        written at once when it changes, as before."""
+        pending = self._pending
+        candidates = [*pending.values(), *fresh] if pending else fresh
+        if not later:
+            pending.clear()
+            return list(candidates)
+        now = []
+        for document in candidates:
+            key = document.key
+            if key in later and key not in held:
+                pending[key] = document
+            else:
+                pending.pop(key, None)
+                now.append(document)
+        return now
 
     def _write(self, held: dict[str, Document], gone: list[str], fresh: Iterable[Document]) -> None:
         """Bring the index from ``held`` to ``held`` less ``gone`` and with ``fresh``."""
@@ -175,10 +212,11 @@ class SessionTextIndex:
         return False
 
     def document(self, key: str) -> Document | None:
-        return self._documents().get(key)
+        return self._documents().get(key) or self._pending.get(key)
 
     def __len__(self) -> int:
-        return len(self._documents())
+        """The documents of the last sync (those waiting to be written included)."""
+        return len(self._documents()) + len(self._pending)
 
 
 def _scan(term: str, documents: Iterable[Document], wanted: int) -> list[Document]:
