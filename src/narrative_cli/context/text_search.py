@@ -130,6 +130,10 @@ class TextIndex(Protocol):
     def document(self, key: str) -> Document | None:
         """The document with ``key`` (after ``sync``)."""
 
+    def known_count(self, term: str) -> int | None:
+        """How many documents contain ``term`` when the index knows without a search (the
+        documents waiting to be written left out), else None."""
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -201,6 +205,8 @@ def search(
             continue
         # Excluded documents may fill part of an early stop: ask for that many more.
         at_most = None if limit is None else limit + len(exclude)
+        if at_most is not None and (index.known_count(term) or 0) > at_most:
+            continue  # common even if every excluded document holds it (#17: no rows read)
         hits = [(key, turn) for key, turn in index.matches(term, at_most) if key not in exclude]
         if not hits:
             dead.append(term)

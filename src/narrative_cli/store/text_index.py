@@ -197,6 +197,16 @@ class SessionTextIndex:
             found = [held[k] for k in (self._keys.get(row[0]) for row in rows) if k is not None]
         return found
 
+    def known_count(self, term: str) -> int | None:
+        """The number of the term's matches the memo holds (a term of three characters or
+        more asked twice before), else None; as ``matches`` would find them, without reading
+        them (a common word's rows grow with the story: #17)."""
+        term = term.strip()
+        if len(term) < 3:
+            return None
+        rowids = self._memo.get(term)
+        return None if rowids is None else len(rowids)
+
     def _memo_usable(self, term: str) -> bool:
         """Whether to ask for all of a term's matches and remember them: when the term is
         asked a second time (a word asked once is asked with the caller's limit, cheaper
