@@ -112,3 +112,25 @@ def test_a_waiting_document_is_written_when_it_can_be_found_and_survives_reopeni
     reopened.sync(docs)
     assert reopened.matches("drowned") == [("turn:6", 6)]
     store.close()
+
+
+def test_a_word_as_common_as_the_limit_only_through_shown_turns_is_still_rare(
+    tmp_path: Path,
+) -> None:
+    """The remembered count of a word (asked before) says it is common only when it is
+    even if every excluded document holds it: three shown turns and three others name the
+    lantern; outside what is shown, three is the limit, still rare, every time it is asked."""
+    store = SessionStore(tmp_path / "s.db")
+    index = store.text_index(new_session(store))
+    texts = ["the lantern hums"] * 6 + ["fog over the quay"] * 40
+    docs = [Document(f"turn:{n}", n, "turn", text) for n, text in enumerate(texts, start=1)]
+    shown = {"turn:1", "turn:2", "turn:3"}
+    index.sync(docs)
+    for _ in range(4):  # the first ask is not remembered, the second is, then it is known
+        found = search(index, ["lantern"], rare_only=True, exclude=shown, total=len(docs) - 3)
+        assert [p.turn for p in found.passages] == [4, 5, 6]
+    docs.append(Document("turn:47", 47, "turn", "a lantern by the door"))
+    index.sync(docs)  # now four outside what is shown: common
+    found = search(index, ["lantern"], rare_only=True, exclude=shown, total=len(docs) - 3)
+    assert found.passages == []
+    store.close()

@@ -18,7 +18,8 @@ window, the summary block) may wait until it will (``_deferred``).
 from __future__ import annotations
 
 import operator
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import compress
 
 from narrative_cli.context.text_search import Document
@@ -65,7 +66,7 @@ class SessionTextIndex:
             self._held = held
         return self._held
 
-    def sync(self, documents: Sequence[Document], later: Collection[str] = ()) -> None:
+    def sync(self, documents: Sequence[Document], later: AbstractSet[str] = frozenset()) -> None:
         """Make the index hold ``documents``; those of them with a key in ``later`` that it
         does not hold yet may wait (see ``_deferred``)."""
         held = self._documents()
@@ -104,26 +105,31 @@ class SessionTextIndex:
         self._synced_list = list(documents)
 
     def _deferred(
-        self, held: dict[str, Document], fresh: Iterable[Document], later: Collection[str]
+        self, held: dict[str, Document], fresh: Iterable[Document], later: AbstractSet[str]
     ) -> list[Document]:
         """The documents to write now: the waiting ones and ``fresh``, less those that may
         wait (kept in ``_pending``).
 
-        A document the caller leaves out of every search until the next sync (``later``: the
-        turns of the writer's window and their summary lines, which ``search`` excludes) is
-        not written until it can be found: its rows could change no result meanwhile (a
-        search drops excluded documents, and asks for as many more rows as it excludes).
-        The writer's window moves by several turns at once (n+m), so the index is written
-        on one turn in m + 1 instead of every turn (#17: each write is a savepoint, an FTS5
-        segment and a transaction's bookkeeping). A document the index already holds is
-        written at once when it changes, as before."""
+        A document the caller leaves out of every search until the next sync (``later``:
+        what the writer's prompt shows, which ``search`` excludes: the window's turns and
+        lines, the summary block's lines, the folds shown) is not written until it can be
+        found: its rows could change no result meanwhile (a search drops excluded documents,
+        and asks for as many more rows as it excludes). The writer's window moves by m + 1
+        turns at once (n+m) and a line leaves the summary block when a fold takes it, so the
+        index is written on one turn in five instead of every turn (#17: each write is a
+        savepoint, an FTS5 segment flush and a transaction's bookkeeping). A document the
+        index already holds is written at once when it changes, as before."""
         pending = self._pending
-        candidates = [*pending.values(), *fresh] if pending else fresh
         if not later:
+            now = [*pending.values(), *fresh]
             pending.clear()
-            return list(candidates)
+            return now
         now = []
-        for document in candidates:
+        if not pending.keys() <= later:  # some may be found now (a set test in C, in order)
+            now = [document for key, document in pending.items() if key not in later]
+            for document in now:
+                del pending[document.key]
+        for document in fresh:
             key = document.key
             if key in later and key not in held:
                 pending[key] = document
@@ -179,38 +185,47 @@ class SessionTextIndex:
         return sorted((d.key, d.turn) for d in found)
 
     def _fts(self, term: str, wanted: int, held: dict[str, Document]) -> list[Document]:
-        phrase = '"' + term.replace('"', '""') + '"'
-        rowids = self._memo.get(term)
-        if rowids is None and self._memo_usable(term):
-            rowids = [row[0] for row in self.db.query(_MATCH, (phrase, _NO_LIMIT))]
-            rowids = [rowid for rowid in rowids if rowid in self._keys]  # this session's
-            self._memo.put(term, rowids)
-        if rowids is not None:
-            chosen = rowids if wanted == _NO_LIMIT else rowids[:wanted]
-            return [held[self._keys[rowid]] for rowid in chosen]
-        rows = self.db.query(_MATCH, (phrase, wanted))
-        keys = [self._keys.get(row[0]) for row in rows]
-        found = [held[key] for key in keys if key is not None]
-        if wanted != _NO_LIMIT and len(rows) == wanted and len(found) < wanted:
-            # other sessions' rows took part of the limit: ask again without one
-            rows = self.db.query(_MATCH, (phrase, _NO_LIMIT))
-            found = [held[k] for k in (self._keys.get(row[0]) for row in rows) if k is not None]
-        return found
+        known = self._memo.get(term)
+        if known is not None:
+            rowids, complete = known
+            if complete or len(rowids) >= wanted != _NO_LIMIT:
+                chosen = rowids if wanted == _NO_LIMIT else rowids[:wanted]
+                return [held[self._keys[rowid]] for rowid in chosen]
+            rowids, complete = self._rowids(term, wanted)  # too few remembered: ask again
+            self._memo.put(term, rowids, complete)
+        elif self._memo_usable(term):
+            rowids, complete = self._rowids(term, wanted)
+            self._memo.put(term, rowids, complete)
+        else:
+            rowids, _ = self._rowids(term, wanted)
+        return [held[self._keys[rowid]] for rowid in rowids]
 
-    def known_count(self, term: str) -> int | None:
-        """The number of the term's matches the memo holds (a term of three characters or
-        more asked twice before), else None; as ``matches`` would find them, without reading
-        them (a common word's rows grow with the story: #17)."""
+    def _rowids(self, term: str, wanted: int) -> tuple[list[int], bool]:
+        """This session's row ids of the documents containing ``term``, ascending: all of
+        them, or (``wanted`` is not -1) the first ``wanted`` when there are more; and whether
+        they are all. Only as many rows as asked are read (#17: a common word's rows grow
+        with the story, and a search needs only enough of them to call it common)."""
+        phrase = '"' + term.replace('"', '""') + '"'
+        rows = self.db.query(_MATCH, (phrase, wanted))
+        keys = self._keys
+        rowids = [row[0] for row in rows if row[0] in keys]  # this session's
+        if wanted == _NO_LIMIT or len(rows) < wanted:
+            return rowids, True
+        if len(rowids) < wanted:  # other sessions' rows took part of the limit: ask again
+            return self._rowids(term, _NO_LIMIT)
+        return rowids, False
+
+    def count_at_least(self, term: str) -> int:
+        """How many documents the index knows to contain ``term`` without a search (the
+        memo: all of the term's matches or some of them), else 0; as ``matches`` would
+        find them, without reading them (a common word's rows grow with the story: #17)."""
         term = term.strip()
-        if len(term) < 3:
-            return None
-        rowids = self._memo.get(term)
-        return None if rowids is None else len(rowids)
+        known = self._memo.get(term) if len(term) >= 3 else None
+        return 0 if known is None else len(known[0])
 
     def _memo_usable(self, term: str) -> bool:
-        """Whether to ask for all of a term's matches and remember them: when the term is
-        asked a second time (a word asked once is asked with the caller's limit, cheaper
-        for a common word)."""
+        """Whether to remember what the index finds for a term: when it is asked a second
+        time (a word asked once is not kept)."""
         if term in self._asked:
             return True
         if term in self._asked_before:
