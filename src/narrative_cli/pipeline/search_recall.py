@@ -177,7 +177,12 @@ def _extend(
     count = len(made.summaries)
     _add_lines(made.summaries, made.summary_turns, labelled[len(made.labelled) :])
     lines = made.summaries[count:]
-    made.history.extend(history[len(made.history) :])
+    # The history's very objects, not only the new ones: a card's prompt-side scripts remake
+    # the turns within their depth bound every turn (equal), then keep each one once deeper;
+    # holding the first-made object of each turn failed the identity test of the whole
+    # history every turn after, and compared it turn by turn (#17: a third of the stage at
+    # 500 turns, two thirds at 2,000). Equal turns make equal documents: nothing else changes.
+    made.history[:] = history
     made.turn_docs.extend(new_turns)
     turns.extend(added)
     numbers.extend(doc.turn for doc in added)
