@@ -9,7 +9,10 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from narrative_cli.context.text_search import Document, search
+from narrative_cli.errors import StoreError
 from narrative_cli.store.sessions import SessionStore
 
 from .test_store import new_session
@@ -133,4 +136,28 @@ def test_a_word_as_common_as_the_limit_only_through_shown_turns_is_still_rare(
     index.sync(docs)  # now four outside what is shown: common
     found = search(index, ["lantern"], rare_only=True, exclude=shown, total=len(docs) - 3)
     assert found.passages == []
+    store.close()
+
+
+def test_a_failed_write_loses_no_waiting_document(tmp_path: Path) -> None:
+    """The write that should have taken the waiting turns fails (a trigger another program
+    added refuses one of them): nothing is lost, the next sync writes them."""
+    store = SessionStore(tmp_path / "s.db")
+    index = store.text_index(new_session(store))
+    texts = ["the ferry", "the quay", "the rope", "the bell tolls, boom", "fog at noon"]
+    docs = [Document(f"turn:{n}", n, "turn", text) for n, text in enumerate(texts, start=1)]
+    index.sync(docs, later={"turn:4", "turn:5"})
+    with sqlite3.connect(tmp_path / "s.db") as other:
+        other.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON recall_docs WHEN new.text LIKE '%boom%'"
+            " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+    docs.append(Document("turn:6", 6, "turn", "a gull"))
+    with pytest.raises(StoreError):
+        index.sync(docs, later={"turn:6"})
+    with sqlite3.connect(tmp_path / "s.db") as other:
+        other.execute("DROP TRIGGER refuse")
+    index.sync(docs, later={"turn:6"})
+    assert index.matches("boom") == [("turn:4", 4)] and index.matches("noon") == [("turn:5", 5)]
+    assert [key for key, *_ in stored(tmp_path / "s.db", 1)] == [f"turn:{n}" for n in range(1, 6)]
     store.close()

@@ -17,7 +17,6 @@ window, the summary block) may wait until it will (``_deferred``).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import compress
@@ -72,24 +71,29 @@ class SessionTextIndex:
         held = self._documents()
         before = self._synced_list
         if before is not None and len(before) <= len(documents):
-            # in C; the very documents first (no copy of a list as long as the story: #17)
-            if all(map(operator.is_, before, documents)) or (
-                list(documents[: len(before)]) == before
-            ):
-                added = documents[len(before) :]
-                self._write(held, [], self._deferred(held, added, later))
-                before.extend(added)  # the index's own list, grown in place
+            count = len(before)
+            before.extend(documents[count:])  # the index's own list, grown in place
+            # The same first documents? One list comparison in C, identity first (#17: no
+            # copy of a list as long as the story; a map of operator.is_ was 20x slower).
+            if before == documents:
+                try:
+                    self._write_waiting(held, [], before[count:], dict(self._pending), later)
+                except BaseException:
+                    del before[count:]
+                    raise
                 self._synced = None
                 return
+            del before[count:]
         by_id = dict(zip(map(id, documents), documents, strict=True))
         last = self._synced if self._synced is not None else (
             None if before is None else dict(zip(map(id, before), before, strict=True))
         )
+        pending = dict(self._pending)
         if last is None or len(by_id) != len(documents):
             wanted = {document.key: document for document in documents}
             gone = [key for key in held if key not in wanted]
             fresh: Iterable[Document] = wanted.values()
-            self._pending.clear()  # every document is looked at again
+            pending.clear()  # every document is looked at again
         else:  # only the documents that are not the very ones synced last time (C loops)
             new_ids = by_id.keys() - last.keys()
             fresh = list(compress(documents, map(new_ids.__contains__, map(id, documents))))
@@ -98,17 +102,36 @@ class SessionTextIndex:
                 last[i].key for i in last.keys() - by_id.keys() if last[i].key not in fresh_keys
             ]
             for key in [*gone, *fresh_keys]:  # a waiting document gone or replaced
-                self._pending.pop(key, None)
+                pending.pop(key, None)
             gone = [key for key in gone if key in held]
-        self._write(held, gone, self._deferred(held, fresh, later))
+        self._write_waiting(held, gone, fresh, pending, later)
         self._synced = by_id  # holding the documents keeps their ids their own
         self._synced_list = list(documents)
 
+    def _write_waiting(
+        self,
+        held: dict[str, Document],
+        gone: list[str],
+        fresh: Iterable[Document],
+        pending: dict[str, Document],
+        later: AbstractSet[str],
+    ) -> None:
+        """Write ``gone`` and what of ``fresh`` and ``pending`` (this sync's waiting
+        documents, a copy) cannot wait; what waits is kept only once that is written (a
+        failed write loses nothing: the next sync finds the same)."""
+        now = self._deferred(held, fresh, pending, later)
+        self._write(held, gone, now)
+        self._pending = pending
+
+    @staticmethod
     def _deferred(
-        self, held: dict[str, Document], fresh: Iterable[Document], later: AbstractSet[str]
+        held: dict[str, Document],
+        fresh: Iterable[Document],
+        pending: dict[str, Document],
+        later: AbstractSet[str],
     ) -> list[Document]:
         """The documents to write now: the waiting ones and ``fresh``, less those that may
-        wait (kept in ``_pending``).
+        wait (left in ``pending``).
 
         A document the caller leaves out of every search until the next sync (``later``:
         what the writer's prompt shows, which ``search`` excludes: the window's turns and
@@ -119,7 +142,6 @@ class SessionTextIndex:
         index is written on one turn in five instead of every turn (#17: each write is a
         savepoint, an FTS5 segment flush and a transaction's bookkeeping). A document the
         index already holds is written at once when it changes, as before."""
-        pending = self._pending
         if not later:
             now = [*pending.values(), *fresh]
             pending.clear()
