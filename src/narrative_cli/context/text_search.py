@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -118,8 +119,10 @@ _SPACE = re.compile(r"\s")
 class TextIndex(Protocol):
     """A story's full-text index (``store.text_index.SessionTextIndex``)."""
 
-    def sync(self, documents: Sequence[Document]) -> None:
-        """Make the index hold exactly ``documents`` (only what changed is written)."""
+    def sync(self, documents: Sequence[Document], later: AbstractSet[str] = frozenset()) -> None:
+        """Make the index hold exactly ``documents`` (only what changed is written); those
+        with a key in ``later``, which every search until the next sync will ``exclude``,
+        may be written later."""
 
     def matches(self, term: str, at_most: int | None = None) -> list[tuple[str, int]]:
         """``(key, turn)`` of every document containing ``term`` (case-insensitive); with
@@ -127,6 +130,10 @@ class TextIndex(Protocol):
 
     def document(self, key: str) -> Document | None:
         """The document with ``key`` (after ``sync``)."""
+
+    def count_at_least(self, term: str) -> int:
+        """How many documents the index knows to contain ``term`` without a search (all of
+        them or a lower bound; the documents waiting to be written left out), else 0."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,8 @@ def search(
             continue
         # Excluded documents may fill part of an early stop: ask for that many more.
         at_most = None if limit is None else limit + len(exclude)
+        if at_most is not None and index.count_at_least(term) > at_most:
+            continue  # common even if every excluded document holds it (#17: no rows read)
         hits = [(key, turn) for key, turn in index.matches(term, at_most) if key not in exclude]
         if not hits:
             dead.append(term)

@@ -7,6 +7,10 @@ each term asked, the row ids of the documents containing it, and brings them up 
 from the writes since (``changed``): a document gone or rewritten leaves the list, a new or
 rewritten one joins it when it contains the term.
 
+A common word's matches grow with the story, and a search only needs to know it is common:
+a term can be remembered with only some of its matches (``complete`` false: the first rows
+a limited query found, kept up to date the same way), which still says "at least this many".
+
 That check is done here, in Python, so it must find exactly what the trigram index finds:
 a substring, case folded. It is made only where Python's ``lower`` and SQLite's case folding
 agree: ASCII, and scripts without case (CJK, kana, general and CJK punctuation, fullwidth
@@ -43,12 +47,13 @@ class _Change:
 
 
 class TermMemo:
-    """Each term's matching row ids (ascending), as of the index's ``version``."""
+    """Each term's matching row ids (ascending), all of them or some (``complete``), as of
+    the index's ``version``."""
 
     def __init__(self) -> None:
         self.version = 0
         self._changes: list[_Change] = []
-        self._terms: dict[str, tuple[int, list[int]]] = {}
+        self._terms: dict[str, tuple[int, list[int], bool]] = {}
 
     def changed(self, removed: Iterable[int], added: Iterable[tuple[int, str]]) -> None:
         """Note a write: the documents ``removed`` (gone or rewritten) and ``added``."""
@@ -57,15 +62,16 @@ class TermMemo:
         if len(self._changes) > KEEP_CHANGES:
             del self._changes[0]
 
-    def get(self, term: str) -> list[int] | None:
-        """The row ids of the documents containing ``term`` (do not change the list), or
-        None when the memo cannot tell: ask the index, then ``put`` the answer."""
+    def get(self, term: str) -> tuple[list[int], bool] | None:
+        """The row ids of the documents containing ``term`` (do not change the list) and
+        whether they are all of them (else some of them), or None when the memo cannot tell:
+        ask the index, then ``put`` the answer."""
         known = self._terms.get(term)
         if known is None:
             return None
-        version, rowids = known
+        version, rowids, complete = known
         if version == self.version:
-            return rowids
+            return rowids, complete
         first = self._changes[0].version if self._changes else self.version + 1
         if version + 1 < first:  # the writes since are no longer all remembered
             del self._terms[term]
@@ -81,13 +87,14 @@ class TermMemo:
                     return None
                 if folded in text.lower():
                     insort(rowids, rowid)
-        self._terms[term] = (self.version, rowids)
-        return rowids
+        self._terms[term] = (self.version, rowids, complete)
+        return rowids, complete
 
-    def put(self, term: str, rowids: list[int]) -> None:
-        """Remember what the index found for ``term`` now (only a term decidable here)."""
+    def put(self, term: str, rowids: list[int], complete: bool = True) -> None:
+        """Remember what the index found for ``term`` now: all its matches, or (``complete``
+        false) some of them (only a term decidable here)."""
         if not decidable(term):
             return
         if len(self._terms) >= KEEP_TERMS:
             self._terms.clear()
-        self._terms[term] = (self.version, sorted(rowids))
+        self._terms[term] = (self.version, sorted(rowids), complete)

@@ -11,13 +11,14 @@ memory (the index keeps the session's documents after the first read; a SQL ``LI
 ``sync`` makes the index hold exactly the story's documents as they are now: it compares
 them with what it holds and writes only the difference, in one transaction. Undo, swipes,
 regenerate and branches therefore need no hooks of their own: the next sync follows the story
-wherever it went.
+wherever it went. Documents the caller will not search before the next sync (the writer's
+window, the summary block) may wait until it will (``_deferred``).
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import compress
 
 from narrative_cli.context.text_search import Document
@@ -47,6 +48,7 @@ class SessionTextIndex:
         self._ids: dict[str, int] = {}
         self._synced: dict[int, Document] | None = None  # the last sync's documents, by id
         self._synced_list: list[Document] | None = None  # and in their order
+        self._pending: dict[str, Document] = {}  # synced, not written yet (``_deferred``)
         self._memo = TermMemo()  # each term's matches, kept up to date (term_memo)
         # terms asked once (remembered when asked again), in two generations: a term asked
         # again moves to the newer; the older is dropped when the newer is full (#17: one set
@@ -63,27 +65,35 @@ class SessionTextIndex:
             self._held = held
         return self._held
 
-    def sync(self, documents: Sequence[Document]) -> None:
+    def sync(self, documents: Sequence[Document], later: AbstractSet[str] = frozenset()) -> None:
+        """Make the index hold ``documents``; those of them with a key in ``later`` that it
+        does not hold yet may wait (see ``_deferred``)."""
         held = self._documents()
         before = self._synced_list
         if before is not None and len(before) <= len(documents):
-            # in C; the very documents first (no copy of a list as long as the story: #17)
-            if all(map(operator.is_, before, documents)) or (
-                list(documents[: len(before)]) == before
-            ):
-                added = documents[len(before) :]
-                self._write(held, [], added)
-                before.extend(added)  # the index's own list, grown in place
+            count = len(before)
+            before.extend(documents[count:])  # the index's own list, grown in place
+            # The same first documents? One list comparison in C, identity first (#17: no
+            # copy of a list as long as the story; a map of operator.is_ was 20x slower).
+            if before == documents:
+                try:
+                    self._write_waiting(held, [], before[count:], dict(self._pending), later)
+                except BaseException:
+                    del before[count:]
+                    raise
                 self._synced = None
                 return
+            del before[count:]
         by_id = dict(zip(map(id, documents), documents, strict=True))
         last = self._synced if self._synced is not None else (
             None if before is None else dict(zip(map(id, before), before, strict=True))
         )
+        pending = dict(self._pending)
         if last is None or len(by_id) != len(documents):
             wanted = {document.key: document for document in documents}
             gone = [key for key in held if key not in wanted]
             fresh: Iterable[Document] = wanted.values()
+            pending.clear()  # every document is looked at again
         else:  # only the documents that are not the very ones synced last time (C loops)
             new_ids = by_id.keys() - last.keys()
             fresh = list(compress(documents, map(new_ids.__contains__, map(id, documents))))
@@ -91,9 +101,64 @@ class SessionTextIndex:
             gone = [
                 last[i].key for i in last.keys() - by_id.keys() if last[i].key not in fresh_keys
             ]
-        self._write(held, gone, fresh)
+            for key in [*gone, *fresh_keys]:  # a waiting document gone or replaced
+                pending.pop(key, None)
+            gone = [key for key in gone if key in held]
+        self._write_waiting(held, gone, fresh, pending, later)
         self._synced = by_id  # holding the documents keeps their ids their own
         self._synced_list = list(documents)
+
+    def _write_waiting(
+        self,
+        held: dict[str, Document],
+        gone: list[str],
+        fresh: Iterable[Document],
+        pending: dict[str, Document],
+        later: AbstractSet[str],
+    ) -> None:
+        """Write ``gone`` and what of ``fresh`` and ``pending`` (this sync's waiting
+        documents, a copy) cannot wait; what waits is kept only once that is written (a
+        failed write loses nothing: the next sync finds the same)."""
+        now = self._deferred(held, fresh, pending, later)
+        self._write(held, gone, now)
+        self._pending = pending
+
+    @staticmethod
+    def _deferred(
+        held: dict[str, Document],
+        fresh: Iterable[Document],
+        pending: dict[str, Document],
+        later: AbstractSet[str],
+    ) -> list[Document]:
+        """The documents to write now: the waiting ones and ``fresh``, less those that may
+        wait (left in ``pending``).
+
+        A document the caller leaves out of every search until the next sync (``later``:
+        what the writer's prompt shows, which ``search`` excludes: the window's turns and
+        lines, the summary block's lines, the folds shown) is not written until it can be
+        found: its rows could change no result meanwhile (a search drops excluded documents,
+        and asks for as many more rows as it excludes). The writer's window moves by m + 1
+        turns at once (n+m) and a line leaves the summary block when a fold takes it, so the
+        index is written on one turn in five instead of every turn (#17: each write is a
+        savepoint, an FTS5 segment flush and a transaction's bookkeeping). A document the
+        index already holds is written at once when it changes, as before."""
+        if not later:
+            now = [*pending.values(), *fresh]
+            pending.clear()
+            return now
+        now = []
+        if not pending.keys() <= later:  # some may be found now (a set test in C, in order)
+            now = [document for key, document in pending.items() if key not in later]
+            for document in now:
+                del pending[document.key]
+        for document in fresh:
+            key = document.key
+            if key in later and key not in held:
+                pending[key] = document
+            else:
+                pending.pop(key, None)
+                now.append(document)
+        return now
 
     def _write(self, held: dict[str, Document], gone: list[str], fresh: Iterable[Document]) -> None:
         """Bring the index from ``held`` to ``held`` less ``gone`` and with ``fresh``."""
@@ -142,28 +207,47 @@ class SessionTextIndex:
         return sorted((d.key, d.turn) for d in found)
 
     def _fts(self, term: str, wanted: int, held: dict[str, Document]) -> list[Document]:
+        known = self._memo.get(term)
+        if known is not None:
+            rowids, complete = known
+            if complete or len(rowids) >= wanted != _NO_LIMIT:
+                chosen = rowids if wanted == _NO_LIMIT else rowids[:wanted]
+                return [held[self._keys[rowid]] for rowid in chosen]
+            rowids, complete = self._rowids(term, wanted)  # too few remembered: ask again
+            self._memo.put(term, rowids, complete)
+        elif self._memo_usable(term):
+            rowids, complete = self._rowids(term, wanted)
+            self._memo.put(term, rowids, complete)
+        else:
+            rowids, _ = self._rowids(term, wanted)
+        return [held[self._keys[rowid]] for rowid in rowids]
+
+    def _rowids(self, term: str, wanted: int) -> tuple[list[int], bool]:
+        """This session's row ids of the documents containing ``term``, ascending: all of
+        them, or (``wanted`` is not -1) the first ``wanted`` when there are more; and whether
+        they are all. Only as many rows as asked are read (#17: a common word's rows grow
+        with the story, and a search needs only enough of them to call it common)."""
         phrase = '"' + term.replace('"', '""') + '"'
-        rowids = self._memo.get(term)
-        if rowids is None and self._memo_usable(term):
-            rowids = [row[0] for row in self.db.query(_MATCH, (phrase, _NO_LIMIT))]
-            rowids = [rowid for rowid in rowids if rowid in self._keys]  # this session's
-            self._memo.put(term, rowids)
-        if rowids is not None:
-            chosen = rowids if wanted == _NO_LIMIT else rowids[:wanted]
-            return [held[self._keys[rowid]] for rowid in chosen]
         rows = self.db.query(_MATCH, (phrase, wanted))
-        keys = [self._keys.get(row[0]) for row in rows]
-        found = [held[key] for key in keys if key is not None]
-        if wanted != _NO_LIMIT and len(rows) == wanted and len(found) < wanted:
-            # other sessions' rows took part of the limit: ask again without one
-            rows = self.db.query(_MATCH, (phrase, _NO_LIMIT))
-            found = [held[k] for k in (self._keys.get(row[0]) for row in rows) if k is not None]
-        return found
+        keys = self._keys
+        rowids = [row[0] for row in rows if row[0] in keys]  # this session's
+        if wanted == _NO_LIMIT or len(rows) < wanted:
+            return rowids, True
+        if len(rowids) < wanted:  # other sessions' rows took part of the limit: ask again
+            return self._rowids(term, _NO_LIMIT)
+        return rowids, False
+
+    def count_at_least(self, term: str) -> int:
+        """How many documents the index knows to contain ``term`` without a search (the
+        memo: all of the term's matches or some of them), else 0; as ``matches`` would
+        find them, without reading them (a common word's rows grow with the story: #17)."""
+        term = term.strip()
+        known = self._memo.get(term) if len(term) >= 3 else None
+        return 0 if known is None else len(known[0])
 
     def _memo_usable(self, term: str) -> bool:
-        """Whether to ask for all of a term's matches and remember them: when the term is
-        asked a second time (a word asked once is asked with the caller's limit, cheaper
-        for a common word)."""
+        """Whether to remember what the index finds for a term: when it is asked a second
+        time (a word asked once is not kept)."""
         if term in self._asked:
             return True
         if term in self._asked_before:
@@ -175,10 +259,11 @@ class SessionTextIndex:
         return False
 
     def document(self, key: str) -> Document | None:
-        return self._documents().get(key)
+        return self._documents().get(key) or self._pending.get(key)
 
     def __len__(self) -> int:
-        return len(self._documents())
+        """The documents of the last sync (those waiting to be written included)."""
+        return len(self._documents()) + len(self._pending)
 
 
 def _scan(term: str, documents: Iterable[Document], wanted: int) -> list[Document]:
