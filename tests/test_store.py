@@ -530,46 +530,69 @@ def test_a_snapshot_packed_from_the_top_down_is_what_packing_it_leaf_by_leaf_giv
 
 
 def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
-    """#17, session seven: a list's chunks keep their cuts and digests from the last list at
-    the same place (a log sliding by one reuses all its chunks but two). Over random changes
-    (appends, the oldest dropped, an item rewritten, runs of items with no cut in them),
-    the chunks must be those cutting the list from scratch by the rule gives."""
+    """#17, sessions seven and nine: a list's chunks keep their cuts and digests from the last
+    list at the same place (a log sliding by one reuses all its chunks but two; a list
+    growing at the end keeps its long runs). Over random changes (appends, the oldest
+    dropped, an item rewritten, runs of items with no cut in them, items that mark a run of
+    level 2 or 3), the chunks must be those cutting the list from scratch by the rule gives."""
     import zlib
 
     from narrative_cli.store import blobs
 
-    def by_the_rule(items: list[bytes]) -> list[bytes]:
-        chunks, start = [], 0
-        for index, item in enumerate(items):
-            if zlib.crc32(item) % blobs.CHUNK_ITEMS == 0 or index + 1 - start >= 128:
-                chunks.append(b"[" + b",".join(items[start : index + 1]) + b"]")
-                start = index + 1
-        if start < len(items):
-            chunks.append(b"[" + b",".join(items[start:]) + b"]")
-        return chunks
+    def level(item: bytes) -> int:
+        crc = zlib.crc32(item)
+        if crc % 32:
+            return 0
+        return 1 + (crc // 32 % 8 == 0) + (crc // 32 % 64 == 0)
 
-    def item(n: int, cut: bool) -> str:  # an item after which a chunk ends, or not
+    def by_level_one(items: list[bytes], start: int, end: int) -> list[tuple[int, int]]:
+        spans = []
+        for index in range(start, end):
+            if level(items[index]) or index + 1 - start >= 128:
+                spans.append((start, index + 1))
+                start = index + 1
+        return spans + ([(start, end)] if start < end else [])
+
+    def by_the_rule(items: list[bytes]) -> list[bytes]:
+        levels = [level(item) for item in items]
+        marks = [index for index, found in enumerate(levels) if found >= 2]
+        threes = [index for index in marks if levels[index] == 3]
+        if len(marks) < 2:
+            spans = by_level_one(items, 0, len(items))
+        else:
+            spans = by_level_one(items, 0, marks[0] + 1)
+            ends = [m for m in marks[1:] if len(threes) < 2 or not threes[0] < m < threes[-1]
+                    or levels[m] == 3]
+            for begin, end in zip([marks[0], *ends], ends):
+                spans.append((begin + 1, end + 1))
+            spans += by_level_one(items, ends[-1] + 1, len(items))
+        return [b"[" + b",".join(items[begin:end]) + b"]" for begin, end in spans]
+
+    def item(n: int, wanted: int) -> str:  # an item of the wanted cut level
         text = f"item {n} " + "x" * 300
-        while (zlib.crc32(json.dumps(text).encode()) % blobs.CHUNK_ITEMS == 0) != cut:
+        while level(json.dumps(text).encode()) != wanted:
             text += "y"
         return text
 
     rng = random.Random(7)
     log: list[str] = []
+    marks = 0
     blobs._LISTS.clear()
-    for step in range(400):
+    for step in range(500):
         roll = rng.random()
-        if roll < 0.5:
+        if roll < 0.45:
             log = [*log, f"item {step} " + "x" * rng.randrange(300)]
-        elif roll < 0.8:
+        elif roll < 0.7:
             log = [*log[1:], f"item {step} " + "x" * rng.randrange(300)]
-        elif roll < 0.9 and log:
+        elif roll < 0.78 and log:
             log = list(log)
             log[rng.randrange(len(log))] = f"rewritten {step} " + "z" * 280
+        elif roll < 0.9:  # an item that may end a long run
+            log = [*log, item(step, rng.choice([2, 2, 3]))]
         else:  # a run without cuts, then one that ends a chunk or not
             run = rng.choice([40, 126, 127, 128, 129, 255, 256, 257])
-            log = [*log, *(item(step * 1000 + k, False) for k in range(run))]
-            log += [item(step * 1000 + run, True)] if rng.random() < 0.5 else []
+            log = [*log, *(item(step * 1000 + k, 0) for k in range(run))]
+            log += [item(step * 1000 + run, 1)] if rng.random() < 0.5 else []
         log = log[-600:]
         packed = blobs.pack({"log": log})
         node = blobs.decode(packed.root).get("d", {}).get("log", {})
@@ -577,8 +600,11 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
         if "l" not in node:
             continue
         expected = by_the_rule(items)
+        marks += sum(level(item) >= 2 for item in items) >= 2
         assert [packed.blobs[bytes.fromhex(key)] for key in node["l"]] == expected
         assert node["l"] == [blobs.digest(chunk).hex() for chunk in expected]
+        assert blobs.unpack(packed.root, packed.blobs) == {"log": log}
+    assert marks > 100  # long runs were made most of the time
     blobs._LISTS.clear()
 
 

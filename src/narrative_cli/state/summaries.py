@@ -198,7 +198,7 @@ class SummaryStore:
     def to_dict(self) -> dict[str, Any]:
         data = {"lang": self.lang, "entries": SharedItems(self._entry_items)}
         if self.chapters:  # absent when there are none: snapshots written before #17 unchanged
-            data["chapters"] = [chapter.to_dict() for chapter in self.chapters]
+            data["chapters"] = SharedItems([chapter.shared_dict for chapter in self.chapters])
         _remember(data, self)
         return data
 

@@ -130,16 +130,15 @@ def pack(value: Any) -> Packed:
 @dataclass
 class _ListMemo:
     """A long list packed last time at one place of the value: its JSON, its items' JSON and
-    its closed chunks (the items before ``open_start``, with their digests)."""
+    its chunks by their place (first item, end), with their digests."""
 
     data: bytes
     items: list[bytes]
-    closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
-    open_start: int
+    spans: dict[tuple[int, int], tuple[bytes, bytes]]  # (chunk JSON, digest) by place
     values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
-    # every chunk of the list, by its items' JSON: (chunk JSON, digest)
+    # the chunks made or found by their items this time, by their items' JSON
     chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
-    hits: list[bool] = field(default_factory=list)  # whether a chunk ends after each item
+    hits: list[int] = field(default_factory=list)  # each item's cut level (``_level``)
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -371,23 +370,24 @@ def _list_chunks(
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         else:
             items = [dumps(item) for item in value]
-    if memo is not None and _starts_with(items, memo.items):
-        closed, start = list(memo.closed), memo.open_start
+    appended = memo is not None and _starts_with(items, memo.items)
+    if memo is not None and appended:
         hits = memo.hits + _hits(items[len(memo.items) :], {})
-    else:  # not the last list with items appended (a log that drops its oldest): cut anew
-        closed, start = [], 0
+        spans, size = memo.spans, len(memo.items)
+    else:  # not the last list with items appended (a log that drops its oldest): by items
         last = {} if memo is None else dict(zip(memo.items, memo.hits, strict=True))
         hits = _hits(items, last)
+        spans, size = {}, 0
     known = memo.chunks if memo is not None else {}
     made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
-    tail: list[tuple[bytes, bytes]] = []
-    for begin, end, cut in _cuts(len(items), start, hits):
-        chunk = _chunk(items, begin, end, known, made)
-        if cut:
-            closed.append(chunk)
-            start = end
-        else:  # the last chunk, still open: the next items may join it
-            tail.append(chunk)
+    placed: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+    chunks: list[tuple[bytes, bytes]] = []
+    for begin, end in _segments(len(items), hits):
+        chunk = spans.get((begin, end)) if end <= size else None  # the same items: kept
+        if chunk is None:
+            chunk = _chunk(items, begin, end, known, made)
+        placed[begin, end] = chunk
+        chunks.append(chunk)
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
@@ -396,8 +396,8 @@ def _list_chunks(
     # every summary line's JSON; b"", also given for a list chunked from its items' JSON,
     # extends nothing)
     kept = data if shared is None else b""
-    _LISTS[path] = _ListMemo(kept, items, closed, start, shared, made, hits)
-    return closed + tail
+    _LISTS[path] = _ListMemo(kept, items, placed, shared, made, hits)
+    return chunks
 
 
 def _chunk(
@@ -460,42 +460,81 @@ def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
     return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
 
 
-def _cuts(size: int, start: int, hits: list[bool]) -> list[tuple[int, int, bool]]:
-    """The items from ``start`` on (of ``size``) cut where an item's own hash says so
-    (``hits``: each item's ``_hit``), so cuts move with the items: (first index, end index,
-    whether it is closed) for each chunk; the last one may be open.
+def _segments(size: int, hits: list[int]) -> list[tuple[int, int]]:
+    """A long list's chunks (first index, end index), cut where its items' own hashes say,
+    so the cuts travel with the items (``hits``: each item's ``_level``).
+
+    Between the first and the last item of level 2 or more, the chunks are the runs from
+    one such item to the next (about 256 items each: ``CHUNK_ITEMS * TIER``), and between
+    two items of level 3, when there are two, the whole run (about 2,048 items); before the
+    first and after the last, the chunks of level 1 (``_cuts``, about 32 items). A list
+    that grows at the end (the summary lines, one a turn) then has a root listing about
+    16 + its length / 256 chunks, not its length / 32: each chunk is a reference count a
+    turn (#17, session nine). Appending touches only the last chunks; dropping items from
+    the front (a log that keeps its last N entries) only the first; a run of the middle is
+    written again only when an item of it changes or a new mark closes it, once."""
+    marks = [index for index in chosen(range(size), hits) if hits[index] > 1]
+    if len(marks) < 2:
+        return _cuts(size, 0, hits)
+    threes = [index for index in marks if hits[index] > 2]
+    first3, last3 = (threes[0], threes[-1]) if len(threes) > 1 else (size, -1)
+    chunks = _cuts(marks[0] + 1, 0, hits)
+    begin = marks[0] + 1
+    for index in marks[1:]:
+        if first3 < index <= last3 and hits[index] < 3:
+            continue  # inside a run between two marks of level 3: one chunk
+        chunks.append((begin, index + 1))
+        begin = index + 1
+    return chunks + _cuts(size, begin, hits)
+
+
+def _cuts(size: int, start: int, hits: list[int]) -> list[tuple[int, int]]:
+    """The items from ``start`` on (of ``size``) cut after each item of level 1 or more
+    (``hits``): (first index, end index) of each chunk; the last one may be open.
 
     A chunk ends after an item whose CRC-32 is a multiple of ``CHUNK_ITEMS`` or when it has
-    ``CHUNK_MAX_ITEMS`` items. Appending touches only the last chunk; dropping items from the
-    front (a log that keeps its last N entries) touches only the first one."""
-    chunks: list[tuple[int, int, bool]] = []
+    ``CHUNK_MAX_ITEMS`` items."""
+    chunks: list[tuple[int, int]] = []
     begin = start
-    for index in chosen(range(start, size), hits[start:]):
+    for index in chosen(range(start, size), hits[start:size]):
         while index + 1 - begin > CHUNK_MAX_ITEMS:
-            chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+            chunks.append((begin, begin + CHUNK_MAX_ITEMS))
             begin += CHUNK_MAX_ITEMS
-        chunks.append((begin, index + 1, True))
+        chunks.append((begin, index + 1))
         begin = index + 1
     while size - begin >= CHUNK_MAX_ITEMS:
-        chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
+        chunks.append((begin, begin + CHUNK_MAX_ITEMS))
         begin += CHUNK_MAX_ITEMS
     if begin < size:
-        chunks.append((begin, size, False))
+        chunks.append((begin, size))
     return chunks
 
 
-def _hits(items: list[bytes], known: dict[bytes, bool]) -> list[bool]:
-    """Whether a chunk ends after each item: ``known`` (the last list's, by item JSON) for the
-    items it had, the CRC test for the new ones only (found in C, not one by one)."""
-    hits: list[bool | None] = list(map(known.get, items))
+TIER = 8  # a mark of level 2 is one item's cut of level 1 in TIER, level 3 one in TIER**2
+
+
+def _level(item: bytes) -> int:
+    """0: no chunk ends after this item; 1: a chunk does; 2 and 3: a longer run may (one
+    item in ``CHUNK_ITEMS``, in ``CHUNK_ITEMS * TIER``, in ``CHUNK_ITEMS * TIER**2``)."""
+    crc = zlib.crc32(item)
+    if crc % CHUNK_ITEMS:
+        return 0
+    crc //= CHUNK_ITEMS
+    return 1 + (crc % TIER == 0) + (crc % (TIER * TIER) == 0)
+
+
+def _hits(items: list[bytes], known: dict[bytes, int]) -> list[int]:
+    """Each item's ``_level``: ``known`` (the last list's, by item JSON) for the items it
+    had, the CRC test for the new ones only (found in C, not one by one)."""
+    hits: list[int | None] = list(map(known.get, items))
     index = _next_unknown(hits, 0)
     while index is not None:
-        hits[index] = zlib.crc32(items[index]) % CHUNK_ITEMS == 0
+        hits[index] = _level(items[index])
         index = _next_unknown(hits, index + 1)
     return hits  # type: ignore[return-value]  # no None is left
 
 
-def _next_unknown(hits: list[bool | None], start: int) -> int | None:
+def _next_unknown(hits: list[int | None], start: int) -> int | None:
     try:
         return hits.index(None, start)
     except ValueError:
