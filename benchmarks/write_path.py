@@ -96,8 +96,8 @@ def race(stores: dict[str, Any], events: list[tuple[Any, ...]], folder: Path,
         order = list(opened.items())
         gc.collect()
         turn = 0
-        for number, event in enumerate(events):
-            for name, (store, session, index, _) in order if number % 2 else order[::-1]:
+        for event in events:
+            for name, (store, session, index, _) in order if turn % 2 else order[::-1]:
                 start = time.thread_time()
                 if event[0] == "commit":
                     store.commit_turn(session, event[1], event[2])

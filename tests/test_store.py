@@ -608,6 +608,70 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
     blobs._LISTS.clear()
 
 
+def test_parts_packed_as_last_turn_are_what_packing_them_afresh_gives() -> None:
+    """#17, session nine: a dict without long lists whose JSON is the last one's at its place
+    takes the last node and blobs; a blob like the last one at its place its digest; a short
+    shared list the last items' JSON. Over turns that keep, change, change in place (after
+    they were packed), turn lists into tuples, or share items, every pack must be what packing
+    the same value with nothing remembered gives, and read back as the value."""
+    from narrative_cli.shared_items import SharedItems
+    from narrative_cli.store import blobs
+
+    memos = (blobs._LISTS, blobs._KNOWN, blobs._INTS, blobs._PLAIN, blobs._DIGESTS, blobs._SHORT)
+
+    def afresh(value: Any) -> blobs.Packed:
+        kept = [dict(memo) for memo in memos]
+        for memo in memos:
+            memo.clear()
+        try:
+            return blobs.pack(value)
+        finally:
+            for memo, held in zip(memos, kept, strict=True):
+                memo.clear()
+                memo.update(held)  # type: ignore[arg-type]
+
+    rng = random.Random(9)
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "string", "description":
+              "雾" * 40 + str(n)} for n in range(12)}, "required": ["p1"]}
+    chapters: list[dict[str, Any]] = []
+    lines = {"long": "x" * 700, "list": list(range(30)), "mixed": [{"a": "y" * 300}, 2]}
+    hits = 0
+    for turn in range(300):
+        roll = rng.random()
+        if roll < 0.2:
+            schema["properties"][f"p{rng.randrange(12)}"]["type"] = rng.choice(["string", 1])
+        elif roll < 0.3:
+            schema = json.loads(json.dumps(schema))  # equal, another object
+        elif roll < 0.4:
+            lines["list"] = tuple(lines["list"]) if rng.random() < 0.5 else list(lines["list"])
+        elif roll < 0.5:
+            lines["long"] = "x" * rng.choice([700, 701])
+        if rng.random() < 0.1:
+            chapters = [*chapters, {"first": turn, "text": "章" * rng.randrange(10, 200)}]
+        elif chapters and rng.random() < 0.05:
+            chapters = chapters[1:]
+        value = {"turn": turn, "mvu_data": {"schema": schema, "display": dict(lines)},
+                 "chapters": SharedItems(chapters), "rng": [3, list(range(40)), None]}
+        packed = blobs.pack(value)
+        hits += ("mvu_data",) in blobs._PLAIN and turn > 0
+        expected = afresh(value)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+        assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
+        if rng.random() < 0.3:  # the objects change in place after they were packed
+            lines["mixed"][0]["a"] = "z" * rng.choice([300, 301])
+            if chapters:
+                chapters[-1]["text"] += "!"  # a shared item changed: the next list is new
+                chapters = [dict(item) for item in chapters]
+    assert hits > 250
+    small = {"mood": "steady"}  # packed inline inside a larger dict, then changed in place
+    blobs.pack({"vars": {"small": small, "big": "x" * 600}})
+    small["mood"] = "worried"
+    again = {"vars": {"small": {"mood": "steady"}, "big": "x" * 600}}  # the first one's JSON
+    assert blobs.unpack(blobs.pack(again).root, afresh(again).blobs) == again
+    for memo in memos:
+        memo.clear()
+
+
 def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:
     """#17, session seven: the RNG state's numbers are written from the last state's JSON when
     only its last number changed; over random states (the words kept, redrawn, a number that

@@ -130,11 +130,15 @@ def pack(value: Any) -> Packed:
 @dataclass
 class _ListMemo:
     """A long list packed last time at one place of the value: its JSON, its items' JSON and
-    its chunks by their place (first item, end), with their digests."""
+    its chunks by their place (first item, end) with their digests: the closed ones (every
+    chunk but an open last one), which items appended without a mark of level 2 or more
+    leave as they are, then the open one's first item."""
 
     data: bytes
     items: list[bytes]
-    spans: dict[tuple[int, int], tuple[bytes, bytes]]  # (chunk JSON, digest) by place
+    closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
+    places: list[tuple[int, int]]  # the closed chunks' (first item, end)
+    open_start: int
     values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
     # the chunks made or found by their items this time, by their items' JSON
     chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
@@ -207,7 +211,28 @@ def _pack(
         if len(data) <= INLINE_LIMIT:
             return {"v": value}, data
         return {"b": _store_split(data, cut, path, blobs)}, None
-    return _inline_or_blob(value, dumps(value), blobs)
+    if isinstance(value, SharedItems):  # short (the chapters): the items' JSON kept
+        return _inline_or_blob(value, _shared_json(value, path), blobs, path)
+    return _inline_or_blob(value, dumps(value), blobs, path)
+
+
+# A short SharedItems list's items and their JSON, by place: the chapters (one a few dozen
+# turns, each a paragraph) were encoded whole every turn (#17, session nine).
+_SHORT: dict[tuple[str, ...], tuple[tuple[Any, ...], list[bytes]]] = {}
+
+
+def _shared_json(value: SharedItems, path: tuple[str, ...]) -> bytes:
+    """``dumps(value)``, the JSON of the items the last list at ``path`` held (the very
+    objects, never changed: ``SharedItems``) taken again."""
+    held, made = _SHORT.get(path, ((), []))
+    count = len(held) if len(held) <= len(value) else 0
+    if not count or not all(map(operator.is_, held, value)):
+        made, count = [], 0
+    items = made[:count] + [dumps(item) for item in value[count:]]
+    if len(_SHORT) >= _LISTS_KEPT:
+        _SHORT.clear()
+    _SHORT[path] = (tuple(value), items)
+    return b"[" + b",".join(items) + b"]"
 
 
 def _short_list_json(value: list[Any], path: tuple[str, ...]) -> tuple[bytes, int]:
@@ -274,31 +299,67 @@ def _plain_dict(
     value: dict[Any, Any], blobs: _Blobs, path: tuple[str, ...]
 ) -> tuple[dict[str, Any], bytes | None]:
     """``_pack`` of a dict without long lists inside (#17, session seven): its JSON first, in
-    one C call, which is the node when it is small enough to be inline; if not (or if it was
-    not last time at ``path``: ``_LARGE``), its children's, joined into its own, to learn
+    one C call, which is the node when it is small enough to be inline, or the node made last
+    time at ``path`` when the JSON is the same (``_PLAIN``); else (and at once where the JSON
+    was not the same last time: it changes turn to turn, and encoding the whole dict, then
+    each child again, encoded it twice) its children's, joined into its own, to learn
     whether it is inline, one blob (every child inline) or a ``{"d": …}``. The node is the
     one packing it from its leaves up gives (a dict's JSON is its children's joined), without
     a Python call for each of its leaves: the MVU schema and variables were most of a
     snapshot's 120 nodes."""
-    if path not in _LARGE:
+    known = _PLAIN.get(path)
+    data = None
+    if known is None or known[0] is not None:
         data = dumps(value)
         if len(data) <= INLINE_LIMIT:
             return {"v": value}, data
-        if len(_LARGE) >= 4096:
-            _LARGE.clear()
-        _LARGE.add(path)
+        if known is not None and known[0] == data:  # the same JSON: the same node and blobs
+            blobs.update(known[2])
+            return _again(known[1], value), None
 
     def pack(item: Any, at: tuple[str, ...]) -> tuple[dict[str, Any], bytes | None]:
         if isinstance(item, dict):
             return _plain_dict(item, blobs, at)
-        return _inline_or_blob(item, dumps(item), blobs)
+        return _inline_or_blob(item, dumps(item), blobs, at)
 
     children, whole = _children(value, path, pack)
-    if whole is None:
-        return {"d": children}, None
-    if len(whole) <= INLINE_LIMIT:
-        _LARGE.discard(path)
-    return _inline_or_blob(value, whole, blobs)
+    if whole is not None and len(whole) <= INLINE_LIMIT:
+        _PLAIN.pop(path, None)
+        return {"v": value}, whole
+    node = {"d": children} if whole is None else _inline_or_blob(value, whole, blobs, path)[0]
+    if len(_PLAIN) >= 4096:
+        _PLAIN.clear()
+    # its JSON when it was new here (kept to be compared next time), None when it changed
+    if known is None:
+        _PLAIN[path] = (data, node, {key: blobs[key] for key in _node_blobs(node)})
+    else:
+        _PLAIN[path] = (None, node, {})
+    return node, None
+
+
+# The node of the dict without long lists last packed at each place, with its JSON and its
+# blobs: the MVU schema and the variables' display data are the same most turns, and were
+# walked child by child, their blobs hashed, every turn (#17, session nine). A node's inline
+# values are never reused (their objects may have changed since): ``_again`` takes this
+# value's.
+_PLAIN: dict[tuple[str, ...], tuple[bytes | None, dict[str, Any], dict[bytes, bytes]]] = {}
+
+
+def _again(node: dict[str, Any], value: Any) -> dict[str, Any]:
+    """``node`` (made for a value with the same JSON) with ``value``'s own inline values."""
+    if "v" in node:
+        return {"v": value}
+    if "d" in node:
+        return {"d": {name: _again(child, item)
+                      for (name, child), item in zip(node["d"].items(), value.values(),
+                                                     strict=True)}}
+    return node  # a blob: its hash
+
+
+def _node_blobs(node: dict[str, Any]) -> list[bytes]:
+    found: list[bytes] = []
+    _collect(node, found)
+    return found
 
 
 def _children(
@@ -322,17 +383,25 @@ def _children(
     return children, None if parts is None else b"{" + b",".join(parts) + b"}"
 
 
-# Places in the snapshot whose dict was too large to be inline last time: their children's
-# JSON is made first (encoding the whole dict, then each child again, encoded it twice).
-_LARGE: set[tuple[str, ...]] = set()
-
-
 def _inline_or_blob(
-    value: Any, data: bytes, blobs: _Blobs
+    value: Any, data: bytes, blobs: _Blobs, path: tuple[str, ...] | None = None
 ) -> tuple[dict[str, Any], bytes | None]:
     if len(data) <= INLINE_LIMIT:
         return {"v": value}, data
-    return {"b": _store(data, blobs)}, None
+    if path is None:
+        return {"b": _store(data, blobs)}, None
+    last = _DIGESTS.get(path)
+    if last is None or last[0] != data:  # a blob unlike the last one at its place: hashed
+        if len(_DIGESTS) >= 4096:
+            _DIGESTS.clear()
+        last = _DIGESTS[path] = (data, digest(data))
+    blobs[last[1]] = data
+    return {"b": last[1].hex()}, None
+
+
+# The last blob at each place with its digest: most are the same turn to turn (#17, session
+# nine).
+_DIGESTS: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
 
 
 _KEYS: dict[str, bytes] = {}  # a dict key's JSON with its colon; the same keys recur
@@ -370,24 +439,33 @@ def _list_chunks(
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         else:
             items = [dumps(item) for item in value]
-    appended = memo is not None and _starts_with(items, memo.items)
-    if memo is not None and appended:
-        hits = memo.hits + _hits(items[len(memo.items) :], {})
-        spans, size = memo.spans, len(memo.items)
+    closed: list[tuple[bytes, bytes]] = []
+    places: list[tuple[int, int]] = []
+    kept: dict[tuple[int, int], tuple[bytes, bytes]] = {}  # chunks of the same items, by place
+    if memo is not None and _starts_with(items, memo.items):  # items appended
+        new = _hits(items[len(memo.items) :], {})
+        hits = memo.hits + new
+        if max(new, default=0) < 2:  # no new mark: the closed chunks stay, the rest is cut
+            closed, places = list(memo.closed), list(memo.places)
+            segments = _cuts(len(items), memo.open_start, hits)
+        else:
+            kept = dict(zip(memo.places, memo.closed, strict=True))
+            segments = _segments(len(items), hits)
     else:  # not the last list with items appended (a log that drops its oldest): by items
         last = {} if memo is None else dict(zip(memo.items, memo.hits, strict=True))
         hits = _hits(items, last)
-        spans, size = {}, 0
+        segments = _segments(len(items), hits)
     known = memo.chunks if memo is not None else {}
     made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
-    placed: dict[tuple[int, int], tuple[bytes, bytes]] = {}
-    chunks: list[tuple[bytes, bytes]] = []
-    for begin, end in _segments(len(items), hits):
-        chunk = spans.get((begin, end)) if end <= size else None  # the same items: kept
-        if chunk is None:
-            chunk = _chunk(items, begin, end, known, made)
-        placed[begin, end] = chunk
-        chunks.append(chunk)
+    for place in segments:
+        chunk = kept.get(place) or _chunk(items, place[0], place[1], known, made)
+        closed.append(chunk)
+        places.append(place)
+    chunks = list(closed)
+    open_start = len(items)
+    if places and _open(places[-1], hits):  # the last chunk may still grow
+        open_start = places.pop()[0]
+        closed.pop()
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
     shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
@@ -395,9 +473,16 @@ def _list_chunks(
     # JSON (``_extends``): the whole list's JSON is not kept for it (#17: a third copy of
     # every summary line's JSON; b"", also given for a list chunked from its items' JSON,
     # extends nothing)
-    kept = data if shared is None else b""
-    _LISTS[path] = _ListMemo(kept, items, placed, shared, made, hits)
+    whole = data if shared is None else b""
+    _LISTS[path] = _ListMemo(whole, items, closed, places, open_start, shared, made, hits)
     return chunks
+
+
+def _open(place: tuple[int, int], hits: list[int]) -> bool:
+    """Whether the list's last chunk (at ``place``) is open: it ends with the list, not with
+    a cut (an item of level 1 or more, or ``CHUNK_MAX_ITEMS`` items)."""
+    begin, end = place
+    return end == len(hits) and not hits[end - 1] and end - begin < CHUNK_MAX_ITEMS
 
 
 def _chunk(
