@@ -672,6 +672,46 @@ def test_parts_packed_as_last_turn_are_what_packing_them_afresh_gives() -> None:
         memo.clear()
 
 
+def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
+    """#17, session nine: a shared list that grows at the end (the summary lines) is brought
+    up to date in place from the last one at its place: only its new items are encoded and
+    its open chunk cut. Over 1,500 steps that append one to three lines, go back (an undo),
+    or start another story, with the marks of longer runs among them, every pack must be
+    what packing a plain copy with nothing remembered gives."""
+    from narrative_cli.shared_items import SharedItems
+    from narrative_cli.store import blobs
+
+    def afresh(value: Any) -> blobs.Packed:
+        kept = dict(blobs._LISTS)
+        blobs._LISTS.clear()
+        try:
+            return blobs.pack(json.loads(json.dumps(value)))
+        finally:
+            blobs._LISTS.clear()
+            blobs._LISTS.update(kept)
+
+    rng = random.Random(11)
+    lines: tuple[dict[str, Any], ...] = ()
+    marks = set()
+    for step in range(900):
+        roll = rng.random()
+        if roll < 0.9:
+            lines += tuple({"turn": step, "text": f"line {step}.{k} " + "雾" * rng.randrange(60)}
+                           for k in range(rng.choice([1, 1, 1, 2, 3])))
+        elif roll < 0.97:
+            lines = lines[: max(0, len(lines) - rng.randrange(1, 4))]
+        else:
+            lines = tuple(dict(line) for line in lines)  # equal lines, other objects
+        value = {"summaries": {"entries": SharedItems(lines)}}
+        packed = blobs.pack(value)
+        expected = afresh(value)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+        marks.update(line["turn"] for line in lines
+                     if blobs._level(blobs.dumps(line)) > 1)
+    assert len(marks) >= 3  # runs of level 2 were made and kept
+    blobs._LISTS.clear()
+
+
 def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:
     """#17, session seven: the RNG state's numbers are written from the last state's JSON when
     only its last number changed; over random states (the words kept, redrawn, a number that

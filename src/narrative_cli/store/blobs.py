@@ -139,10 +139,41 @@ class _ListMemo:
     closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
     places: list[tuple[int, int]]  # the closed chunks' (first item, end)
     open_start: int
-    values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
+    values: list[Any] | None = None  # a SharedItems list's items: the very objects
     # the chunks made or found by their items this time, by their items' JSON
     chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
     hits: list[int] = field(default_factory=list)  # each item's cut level (``_level``)
+    size: int = 0  # the bytes of the list's JSON, less one
+
+
+def _grown(value: list[Any], memo: _ListMemo) -> list[tuple[bytes, bytes]] | None:
+    """The chunks of a ``SharedItems`` list that is ``memo``'s with items appended (checked
+    by ``_shared_prefix``), ``memo`` brought up to it in place: only the new items are
+    encoded and tested, only the chunks from the open one on cut and made, and nothing as
+    long as the list is copied (the summary lines: #17, session nine). None, with ``memo``
+    as it was, for a list still too short to be chunked or when a new item is a mark of
+    level 2 or more (``_list_chunks`` then cuts it as a whole)."""
+    start = len(memo.items)
+    items = [dumps(item) for item in value[start:]]
+    hits = _hits(items, {})
+    if memo.size < CHUNK_MIN_BYTES or not memo.values or max(hits, default=0) > 1:
+        return None
+    memo.items.extend(items)
+    memo.hits.extend(hits)
+    memo.values.extend(value[start:])
+    memo.size += sum(map(len, items)) + len(items)
+    places = _cuts(len(memo.items), memo.open_start, memo.hits)
+    if not places:  # nothing open, nothing new
+        return list(memo.closed)
+    made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
+    chunks = [_chunk(memo.items, begin, end, memo.chunks, made) for begin, end in places]
+    memo.chunks = made
+    still_open = _open(places[-1], memo.hits)
+    fixed = len(places) - 1 if still_open else len(places)
+    memo.closed.extend(chunks[:fixed])
+    memo.places.extend(places[:fixed])
+    memo.open_start = places[-1][0] if still_open else len(memo.items)
+    return memo.closed + chunks[fixed:]
 
 
 # Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
@@ -191,6 +222,9 @@ def _pack(
         return _inline_or_blob(value, whole, blobs)
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
         memo = _shared_prefix(value, path)
+        grown = None if memo is None else _grown(value, memo)
+        if grown is not None:
+            return {"l": [_keep(chunk, key, blobs) for chunk, key in grown]}, None
         items = None
         if memo is not None:  # the last list's very items, then new ones: only those encoded
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
@@ -468,13 +502,14 @@ def _list_chunks(
         closed.pop()
     if len(_LISTS) >= _LISTS_KEPT:
         _LISTS.clear()
-    shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
+    shared = list(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
     # A shared list's next one is matched by its items (``_shared_prefix``), never by its
     # JSON (``_extends``): the whole list's JSON is not kept for it (#17: a third copy of
     # every summary line's JSON; b"", also given for a list chunked from its items' JSON,
     # extends nothing)
     whole = data if shared is None else b""
-    _LISTS[path] = _ListMemo(whole, items, closed, places, open_start, shared, made, hits)
+    size = sum(map(len, items)) + len(items)
+    _LISTS[path] = _ListMemo(whole, items, closed, places, open_start, shared, made, hits, size)
     return chunks
 
 
