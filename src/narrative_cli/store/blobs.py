@@ -144,6 +144,7 @@ class _ListMemo:
     chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
     hits: list[int] = field(default_factory=list)  # each item's cut level (``_level``)
     size: int = 0  # the bytes of the list's JSON, less one
+    source: tuple[Any, ...] | None = None  # a SharedItems list's ``source`` (held: its id)
 
 
 def _grown(value: list[Any], memo: _ListMemo) -> list[tuple[bytes, bytes]] | None:
@@ -162,6 +163,7 @@ def _grown(value: list[Any], memo: _ListMemo) -> list[tuple[bytes, bytes]] | Non
     memo.hits.extend(hits)
     memo.values.extend(value[start:])
     memo.size += sum(map(len, items)) + len(items)
+    memo.source = value.source if isinstance(value, SharedItems) else None
     places = _cuts(len(memo.items), memo.open_start, memo.hits)
     if not places:  # nothing open, nothing new
         return list(memo.closed)
@@ -456,6 +458,8 @@ def _shared_prefix(value: list[Any], path: tuple[str, ...]) -> _ListMemo | None:
     memo = _LISTS.get(path)
     if not isinstance(value, SharedItems) or memo is None or not memo.values:
         return None
+    if value.base is not None and value.base is memo.source:  # made from the last one
+        return memo
     if len(value) < len(memo.values) or not all(map(operator.is_, memo.values, value)):
         return None
     return memo
@@ -509,7 +513,10 @@ def _list_chunks(
     # extends nothing)
     whole = data if shared is None else b""
     size = sum(map(len, items)) + len(items)
-    _LISTS[path] = _ListMemo(whole, items, closed, places, open_start, shared, made, hits, size)
+    source = value.source if isinstance(value, SharedItems) else None
+    _LISTS[path] = _ListMemo(
+        whole, items, closed, places, open_start, shared, made, hits, size, source
+    )
     return chunks
 
 
