@@ -512,15 +512,15 @@ def test_a_snapshot_packed_from_the_top_down_is_what_packing_it_leaf_by_leaf_giv
     """#17, session seven: a dict without long lists is packed from its whole JSON down, not
     leaf by leaf; over random values the root and the blobs must be byte for byte the same
     (and the value must come back)."""
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     rng = random.Random(17)
     values = [{"turn": n, "v": _random_json(rng), "w": _random_json(rng)} for n in range(400)]
     fast = [blobs.pack(value) for value in values]
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
     monkeypatch.setattr(blobs, "_holds_long_list", lambda value: True)  # always leaf by leaf
     slow = [blobs.pack(value) for value in values]
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
     shapes: set[str] = set()
     for value, one, other in zip(values, fast, slow, strict=True):
         assert one.root == other.root and one.blobs == other.blobs
@@ -537,7 +537,7 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
     level 2 or 3), the chunks must be those cutting the list from scratch by the rule gives."""
     import zlib
 
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     def level(item: bytes) -> int:
         crc = zlib.crc32(item)
@@ -563,7 +563,7 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
             spans = by_level_one(items, 0, marks[0] + 1)
             ends = [m for m in marks[1:] if len(threes) < 2 or not threes[0] < m < threes[-1]
                     or levels[m] == 3]
-            for begin, end in zip([marks[0], *ends], ends):
+            for begin, end in zip([marks[0], *ends[:-1]], ends, strict=True):
                 spans.append((begin + 1, end + 1))
             spans += by_level_one(items, ends[-1] + 1, len(items))
         return [b"[" + b",".join(items[begin:end]) + b"]" for begin, end in spans]
@@ -577,7 +577,7 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
     rng = random.Random(7)
     log: list[str] = []
     marks = 0
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
     for step in range(500):
         roll = rng.random()
         if roll < 0.45:
@@ -605,7 +605,7 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
         assert node["l"] == [blobs.digest(chunk).hex() for chunk in expected]
         assert blobs.unpack(packed.root, packed.blobs) == {"log": log}
     assert marks > 100  # long runs were made most of the time
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
 
 
 def test_parts_packed_as_last_turn_are_what_packing_them_afresh_gives() -> None:
@@ -615,9 +615,9 @@ def test_parts_packed_as_last_turn_are_what_packing_them_afresh_gives() -> None:
     they were packed), turn lists into tuples, or share items, every pack must be what packing
     the same value with nothing remembered gives, and read back as the value."""
     from narrative_cli.shared_items import SharedItems
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
-    memos = (blobs._LISTS, blobs._KNOWN, blobs._INTS, blobs._PLAIN, blobs._DIGESTS, blobs._SHORT)
+    memos = (chunks.LISTS, chunks.KNOWN, blobs._INTS, blobs._PLAIN, blobs._DIGESTS, blobs._SHORT)
 
     def afresh(value: Any) -> blobs.Packed:
         kept = [dict(memo) for memo in memos]
@@ -681,16 +681,16 @@ def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
     place in between, with the marks of longer runs among them, every pack must be what
     packing a plain copy with nothing remembered gives."""
     from narrative_cli.shared_items import SharedItems
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     def afresh(value: Any) -> blobs.Packed:
-        kept = dict(blobs._LISTS)
-        blobs._LISTS.clear()
+        kept = dict(chunks.LISTS)
+        chunks.LISTS.clear()
         try:
             return blobs.pack(json.loads(json.dumps(value)))
         finally:
-            blobs._LISTS.clear()
-            blobs._LISTS.update(kept)
+            chunks.LISTS.clear()
+            chunks.LISTS.update(kept)
 
     rng = random.Random(11)
     lines: tuple[dict[str, Any], ...] = ()
@@ -711,12 +711,12 @@ def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
         expected = afresh(value)
         assert packed.root == expected.root and packed.blobs == expected.blobs
         marks.update(line["turn"] for line in lines
-                     if blobs._level(blobs.dumps(line)) > 1)
+                     if chunks.level(blobs.dumps(line)) > 1)
         if rng.random() < 0.1:  # another story at the same place between two turns
             other = tuple({"turn": n, "text": f"other {step} {n}"} for n in range(400))
             blobs.pack({"summaries": {"entries": SharedItems(other)}})
     assert len(marks) >= 2  # runs of level 2 were made and kept
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
 
 
 def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:
