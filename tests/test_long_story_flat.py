@@ -210,7 +210,7 @@ def test_the_text_index_follows_the_story_when_only_changes_are_written(tmp_path
 def test_a_snapshot_with_shared_summary_lines_is_stored_byte_for_byte_as_before() -> None:
     """The summary lines a store hands out again are not encoded again; what is written is
     what encoding the whole snapshot writes (also after an undo and on another story)."""
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     def plain(value: object) -> object:  # the same snapshot, every list a plain copy
         if isinstance(value, dict):
@@ -218,13 +218,13 @@ def test_a_snapshot_with_shared_summary_lines_is_stored_byte_for_byte_as_before(
         return [plain(v) for v in value] if isinstance(value, list) else value
 
     def from_scratch(value: object) -> blobs.Packed:
-        kept = dict(blobs._LISTS)
-        blobs._LISTS.clear()
+        kept = dict(chunks.LISTS)
+        chunks.LISTS.clear()
         try:
             return blobs.pack(plain(value))
         finally:
-            blobs._LISTS.clear()
-            blobs._LISTS.update(kept)
+            chunks.LISTS.clear()
+            chunks.LISTS.update(kept)
 
     store = SummaryStore("en")
     stores = []
@@ -236,7 +236,7 @@ def test_a_snapshot_with_shared_summary_lines_is_stored_byte_for_byte_as_before(
     for step in [*stores[300:310], stores[250], stores[398], _store(380, [])]:
         snapshot = {"turn": 1, "summaries": step.to_dict()}
         entries = snapshot["summaries"]["entries"]
-        reused += blobs._shared_prefix(entries, ("summaries", "entries")) is not None
+        reused += chunks.shared_prefix(entries, ("summaries", "entries")) is not None
         packed = blobs.pack(snapshot)
         expected = from_scratch(snapshot)
         assert packed.root == expected.root and packed.blobs == expected.blobs
@@ -290,16 +290,16 @@ def test_a_sliding_event_log_is_stored_byte_for_byte_as_encoding_it_whole_gives(
     writes, turn after turn as the log slides, and a record changed after ``to_dict`` gave it
     is written as it is now."""
     from narrative_cli.state.game import Clock, EventRecord, GameState
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     def from_scratch(value: object) -> blobs.Packed:
-        kept = dict(blobs._LISTS)
-        blobs._LISTS.clear()
+        kept = dict(chunks.LISTS)
+        chunks.LISTS.clear()
         try:
             return blobs.pack(json.loads(json.dumps(value)))
         finally:
-            blobs._LISTS.clear()
-            blobs._LISTS.update(kept)
+            chunks.LISTS.clear()
+            chunks.LISTS.update(kept)
 
     game = GameState.initial("en")
     for n in range(1, 231):

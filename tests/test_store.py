@@ -512,15 +512,15 @@ def test_a_snapshot_packed_from_the_top_down_is_what_packing_it_leaf_by_leaf_giv
     """#17, session seven: a dict without long lists is packed from its whole JSON down, not
     leaf by leaf; over random values the root and the blobs must be byte for byte the same
     (and the value must come back)."""
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
 
     rng = random.Random(17)
     values = [{"turn": n, "v": _random_json(rng), "w": _random_json(rng)} for n in range(400)]
     fast = [blobs.pack(value) for value in values]
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
     monkeypatch.setattr(blobs, "_holds_long_list", lambda value: True)  # always leaf by leaf
     slow = [blobs.pack(value) for value in values]
-    blobs._LISTS.clear()
+    chunks.LISTS.clear()
     shapes: set[str] = set()
     for value, one, other in zip(values, fast, slow, strict=True):
         assert one.root == other.root and one.blobs == other.blobs
@@ -530,46 +530,69 @@ def test_a_snapshot_packed_from_the_top_down_is_what_packing_it_leaf_by_leaf_giv
 
 
 def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
-    """#17, session seven: a list's chunks keep their cuts and digests from the last list at
-    the same place (a log sliding by one reuses all its chunks but two). Over random changes
-    (appends, the oldest dropped, an item rewritten, runs of items with no cut in them),
-    the chunks must be those cutting the list from scratch by the rule gives."""
+    """#17, sessions seven and nine: a list's chunks keep their cuts and digests from the last
+    list at the same place (a log sliding by one reuses all its chunks but two; a list
+    growing at the end keeps its long runs). Over random changes (appends, the oldest
+    dropped, an item rewritten, runs of items with no cut in them, items that mark a run of
+    level 2 or 3), the chunks must be those cutting the list from scratch by the rule gives."""
     import zlib
 
-    from narrative_cli.store import blobs
+    from narrative_cli.store import blobs, chunks
+
+    def level(item: bytes) -> int:
+        crc = zlib.crc32(item)
+        if crc % 32:
+            return 0
+        return 1 + (crc // 32 % 8 == 0) + (crc // 32 % 64 == 0)
+
+    def by_level_one(items: list[bytes], start: int, end: int) -> list[tuple[int, int]]:
+        spans = []
+        for index in range(start, end):
+            if level(items[index]) or index + 1 - start >= 128:
+                spans.append((start, index + 1))
+                start = index + 1
+        return spans + ([(start, end)] if start < end else [])
 
     def by_the_rule(items: list[bytes]) -> list[bytes]:
-        chunks, start = [], 0
-        for index, item in enumerate(items):
-            if zlib.crc32(item) % blobs.CHUNK_ITEMS == 0 or index + 1 - start >= 128:
-                chunks.append(b"[" + b",".join(items[start : index + 1]) + b"]")
-                start = index + 1
-        if start < len(items):
-            chunks.append(b"[" + b",".join(items[start:]) + b"]")
-        return chunks
+        levels = [level(item) for item in items]
+        marks = [index for index, found in enumerate(levels) if found >= 2]
+        threes = [index for index in marks if levels[index] == 3]
+        if len(marks) < 2:
+            spans = by_level_one(items, 0, len(items))
+        else:
+            spans = by_level_one(items, 0, marks[0] + 1)
+            ends = [m for m in marks[1:] if len(threes) < 2 or not threes[0] < m < threes[-1]
+                    or levels[m] == 3]
+            for begin, end in zip([marks[0], *ends[:-1]], ends, strict=True):
+                spans.append((begin + 1, end + 1))
+            spans += by_level_one(items, ends[-1] + 1, len(items))
+        return [b"[" + b",".join(items[begin:end]) + b"]" for begin, end in spans]
 
-    def item(n: int, cut: bool) -> str:  # an item after which a chunk ends, or not
+    def item(n: int, wanted: int) -> str:  # an item of the wanted cut level
         text = f"item {n} " + "x" * 300
-        while (zlib.crc32(json.dumps(text).encode()) % blobs.CHUNK_ITEMS == 0) != cut:
+        while level(json.dumps(text).encode()) != wanted:
             text += "y"
         return text
 
     rng = random.Random(7)
     log: list[str] = []
-    blobs._LISTS.clear()
-    for step in range(400):
+    marks = 0
+    chunks.LISTS.clear()
+    for step in range(500):
         roll = rng.random()
-        if roll < 0.5:
+        if roll < 0.45:
             log = [*log, f"item {step} " + "x" * rng.randrange(300)]
-        elif roll < 0.8:
+        elif roll < 0.7:
             log = [*log[1:], f"item {step} " + "x" * rng.randrange(300)]
-        elif roll < 0.9 and log:
+        elif roll < 0.78 and log:
             log = list(log)
             log[rng.randrange(len(log))] = f"rewritten {step} " + "z" * 280
+        elif roll < 0.9:  # an item that may end a long run
+            log = [*log, item(step, rng.choice([2, 2, 3]))]
         else:  # a run without cuts, then one that ends a chunk or not
             run = rng.choice([40, 126, 127, 128, 129, 255, 256, 257])
-            log = [*log, *(item(step * 1000 + k, False) for k in range(run))]
-            log += [item(step * 1000 + run, True)] if rng.random() < 0.5 else []
+            log = [*log, *(item(step * 1000 + k, 0) for k in range(run))]
+            log += [item(step * 1000 + run, 1)] if rng.random() < 0.5 else []
         log = log[-600:]
         packed = blobs.pack({"log": log})
         node = blobs.decode(packed.root).get("d", {}).get("log", {})
@@ -577,9 +600,123 @@ def test_a_long_list_s_chunks_are_the_same_however_it_changed_before() -> None:
         if "l" not in node:
             continue
         expected = by_the_rule(items)
+        marks += sum(level(item) >= 2 for item in items) >= 2
         assert [packed.blobs[bytes.fromhex(key)] for key in node["l"]] == expected
         assert node["l"] == [blobs.digest(chunk).hex() for chunk in expected]
-    blobs._LISTS.clear()
+        assert blobs.unpack(packed.root, packed.blobs) == {"log": log}
+    assert marks > 100  # long runs were made most of the time
+    chunks.LISTS.clear()
+
+
+def test_parts_packed_as_last_turn_are_what_packing_them_afresh_gives() -> None:
+    """#17, session nine: a dict without long lists whose JSON is the last one's at its place
+    takes the last node and blobs; a blob like the last one at its place its digest; a short
+    shared list the last items' JSON. Over turns that keep, change, change in place (after
+    they were packed), turn lists into tuples, or share items, every pack must be what packing
+    the same value with nothing remembered gives, and read back as the value."""
+    from narrative_cli.shared_items import SharedItems
+    from narrative_cli.store import blobs, chunks
+
+    memos = (chunks.LISTS, chunks.KNOWN, blobs._INTS, blobs._PLAIN, blobs._DIGESTS, blobs._SHORT)
+
+    def afresh(value: Any) -> blobs.Packed:
+        kept = [dict(memo) for memo in memos]
+        for memo in memos:
+            memo.clear()
+        try:
+            return blobs.pack(value)
+        finally:
+            for memo, held in zip(memos, kept, strict=True):
+                memo.clear()
+                memo.update(held)  # type: ignore[arg-type]
+
+    rng = random.Random(9)
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "string", "description":
+              "雾" * 40 + str(n)} for n in range(12)}, "required": ["p1"]}
+    chapters: list[dict[str, Any]] = []
+    lines = {"long": "x" * 700, "list": list(range(30)), "mixed": [{"a": "y" * 300}, 2]}
+    hits = 0
+    for turn in range(300):
+        roll = rng.random()
+        if roll < 0.2:
+            schema["properties"][f"p{rng.randrange(12)}"]["type"] = rng.choice(["string", 1])
+        elif roll < 0.3:
+            schema = json.loads(json.dumps(schema))  # equal, another object
+        elif roll < 0.4:
+            lines["list"] = tuple(lines["list"]) if rng.random() < 0.5 else list(lines["list"])
+        elif roll < 0.5:
+            lines["long"] = "x" * rng.choice([700, 701])
+        if rng.random() < 0.1:
+            chapters = [*chapters, {"first": turn, "text": "章" * rng.randrange(10, 200)}]
+        elif chapters and rng.random() < 0.05:
+            chapters = chapters[1:]
+        value = {"turn": turn, "mvu_data": {"schema": schema, "display": dict(lines)},
+                 "chapters": SharedItems(chapters), "rng": [3, list(range(40)), None]}
+        packed = blobs.pack(value)
+        hits += ("mvu_data",) in blobs._PLAIN and turn > 0
+        expected = afresh(value)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+        assert blobs.unpack(packed.root, packed.blobs) == json.loads(json.dumps(value))
+        if rng.random() < 0.3:  # the objects change in place after they were packed
+            lines["mixed"][0]["a"] = "z" * rng.choice([300, 301])
+            if chapters:
+                chapters[-1]["text"] += "!"  # a shared item changed: the next list is new
+                chapters = [dict(item) for item in chapters]
+    assert hits > 250
+    small = {"mood": "steady"}  # packed inline inside a larger dict, then changed in place
+    blobs.pack({"vars": {"small": small, "big": "x" * 600}})
+    small["mood"] = "worried"
+    again = {"vars": {"small": {"mood": "steady"}, "big": "x" * 600}}  # the first one's JSON
+    assert blobs.unpack(blobs.pack(again).root, afresh(again).blobs) == again
+    for memo in memos:
+        memo.clear()
+
+
+def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
+    """#17, session nine: a shared list that grows at the end (the summary lines) is brought
+    up to date in place from the last one at its place: only its new items are encoded and
+    its open chunk cut, its first items taken without a look when its owner says it was made
+    from the last one (``base``). Over 600 steps that append one to three lines (said so or
+    not), go back (an undo), start another story, or pack another story's lines at the same
+    place in between, with the marks of longer runs among them, every pack must be what
+    packing a plain copy with nothing remembered gives."""
+    from narrative_cli.shared_items import SharedItems
+    from narrative_cli.store import blobs, chunks
+
+    def afresh(value: Any) -> blobs.Packed:
+        kept = dict(chunks.LISTS)
+        chunks.LISTS.clear()
+        try:
+            return blobs.pack(json.loads(json.dumps(value)))
+        finally:
+            chunks.LISTS.clear()
+            chunks.LISTS.update(kept)
+
+    rng = random.Random(11)
+    lines: tuple[dict[str, Any], ...] = ()
+    marks = set()
+    for step in range(600):
+        roll, before = rng.random(), lines
+        if roll < 0.9:
+            lines += tuple({"turn": step, "text": f"line {step}.{k} " + "雾" * rng.randrange(60)}
+                           for k in range(rng.choice([1, 1, 1, 2, 3])))
+        elif roll < 0.97:
+            lines = lines[: max(0, len(lines) - rng.randrange(1, 4))]
+        else:
+            lines = tuple(dict(line) for line in lines)  # equal lines, other objects
+        # made from the last lines by appending (its owner says so: ``base``), or not said
+        base = before if roll < 0.9 and rng.random() < 0.7 else None
+        value = {"summaries": {"entries": SharedItems(lines, base=base)}}
+        packed = blobs.pack(value)
+        expected = afresh(value)
+        assert packed.root == expected.root and packed.blobs == expected.blobs
+        marks.update(line["turn"] for line in lines
+                     if chunks.level(blobs.dumps(line)) > 1)
+        if rng.random() < 0.1:  # another story at the same place between two turns
+            other = tuple({"turn": n, "text": f"other {step} {n}"} for n in range(400))
+            blobs.pack({"summaries": {"entries": SharedItems(other)}})
+    assert len(marks) >= 2  # runs of level 2 were made and kept
+    chunks.LISTS.clear()
 
 
 def test_a_list_of_numbers_like_the_last_one_is_stored_as_encoding_it_gives() -> None:

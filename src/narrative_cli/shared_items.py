@@ -20,9 +20,24 @@ __all__ = ["KnownJson", "SharedItems", "compact_json"]
 
 
 class SharedItems(list[Any]):
-    """A list whose items are shared with earlier lists and never changed in place."""
+    """A list whose items are shared with earlier lists and never changed in place.
 
-    __slots__ = ()
+    ``source``: the tuple it was made from (its very items, in order); ``base``: a tuple
+    whose items are its first ones, the very objects (the ``source`` of the last list, when
+    the owner made this one from it by appending). A writer that kept what it made of a list
+    whose ``source`` is this one's ``base`` may take it for this list's first items without
+    looking at each (#17, session nine: comparing 2,000 summary lines one by one, every
+    turn, was most of what was left of the snapshot write's growth with the story)."""
+
+    __slots__ = ("base", "source")
+
+    def __init__(
+        self, items: Any = (), *, base: tuple[Any, ...] | None = None
+    ) -> None:
+        super().__init__(items)
+        self.source: tuple[Any, ...] | None = items if type(items) is tuple else None
+        self.base = base if self.source is not None and base is not None and len(
+            base) <= len(self.source) else None
 
 
 class KnownJson(dict[str, Any]):

@@ -196,9 +196,10 @@ class SummaryStore:
         return tuple({"turn": entry.turn, "text": entry.text} for entry in self.entries)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"lang": self.lang, "entries": SharedItems(self._entry_items)}
+        base = self.__dict__.get("_entry_base")  # the parent's tuple, this one's first items
+        data = {"lang": self.lang, "entries": SharedItems(self._entry_items, base=base)}
         if self.chapters:  # absent when there are none: snapshots written before #17 unchanged
-            data["chapters"] = [chapter.to_dict() for chapter in self.chapters]
+            data["chapters"] = SharedItems([chapter.shared_dict for chapter in self.chapters])
         _remember(data, self)
         return data
 
@@ -250,6 +251,7 @@ def _extend_from(parent: SummaryStore, store: SummaryStore, new: Sequence[Summar
         store.__dict__["_entry_items"] = items + tuple(
             {"turn": entry.turn, "text": entry.text} for entry in new
         )
+        store.__dict__["_entry_base"] = items
 
 
 # The stores whose ``to_dict`` output is still about: the next turn starts from the snapshot the

@@ -20,18 +20,28 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import compress as chosen
 from typing import Any
 
 from narrative_cli.errors import StoreError
 from narrative_cli.shared_items import KnownJson, SharedItems
-from narrative_cli.state.slide import Slide
-from narrative_cli.store.zsplit import hasher, split_blob
+from narrative_cli.store.canonical import digest, dumps
+from narrative_cli.store.chunks import (
+    CHUNK_ITEMS,
+    CHUNK_MIN_BYTES,
+    LISTS_KEPT,
+    grown,
+    known_items,
+    list_chunks,
+    shared_prefix,
+)
+from narrative_cli.store.zsplit import split_blob
+
+__all__ = [
+    "BLOB_LEVEL", "COMPRESS_LEVEL", "INLINE_LIMIT", "Packed", "compress", "count_hashes",
+    "decode", "decompress", "digest", "dumps", "encode", "pack", "root_hashes", "unpack",
+]
 
 INLINE_LIMIT = 512  # bytes of JSON kept inside the root
-CHUNK_ITEMS = 32  # items per list chunk, on average
-CHUNK_MAX_ITEMS = 4 * CHUNK_ITEMS
-CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
 # A snapshot's new blobs each turn (the event log's first and last chunks): level 1
 # compresses them in 60% of level 6's time, 1.4% larger on a replayed story (#17, session
 # seven). The turn record and the snapshot's root too since session eight: 57% of the time
@@ -39,34 +49,6 @@ CHUNK_MIN_BYTES = 8192  # lists smaller than this are one blob
 # level reads back alike.
 COMPRESS_LEVEL = 1
 BLOB_LEVEL = 1
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _fast_encoder() -> Callable[[Any], str] | None:
-    """CPython's C encoder built once (``json.dumps`` rebuilds it per call), if available."""
-    try:
-        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-
-        build = c_make_encoder(
-            None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, False
-        )
-    except (ImportError, TypeError):
-        return None
-    return lambda value: "".join(build(value, 0))
-
-
-_encode_text: Callable[[Any], str] = _fast_encoder() or _ENCODER.encode
-
-
-def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON; raises StoreError for values JSON cannot hold."""
-    try:
-        text = _encode_text(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"cannot store a value that is not plain JSON: {exc}") from exc
-    return text.encode("utf-8")
 
 
 def encode(value: Any) -> bytes:
@@ -91,10 +73,6 @@ def decompress(data: bytes) -> bytes:
         return zlib.decompress(data)
     except zlib.error as exc:
         raise StoreError(f"a stored value is damaged: {exc}") from exc
-
-
-def digest(data: bytes) -> bytes:
-    return hasher(data).digest()
 
 
 @dataclass
@@ -125,29 +103,6 @@ def pack(value: Any) -> Packed:
     blobs = _Blobs()
     node, _ = _pack(value, blobs, ())
     return Packed(root=encode(node), blobs=dict(blobs), compressed=blobs.made)
-
-
-@dataclass
-class _ListMemo:
-    """A long list packed last time at one place of the value: its JSON, its items' JSON and
-    its closed chunks (the items before ``open_start``, with their digests)."""
-
-    data: bytes
-    items: list[bytes]
-    closed: list[tuple[bytes, bytes]]  # (chunk JSON, digest)
-    open_start: int
-    values: tuple[Any, ...] | None = None  # a SharedItems list's items: the very objects
-    # every chunk of the list, by its items' JSON: (chunk JSON, digest)
-    chunks: dict[tuple[bytes, ...], tuple[bytes, bytes]] = field(default_factory=dict)
-    hits: list[bool] = field(default_factory=list)  # whether a chunk ends after each item
-
-
-# Long lists by their place in the value (("summaries", "entries"), …). A snapshot's lists
-# mostly grow at the end, so turn N+1 finds turn N's list as a prefix of its own: its items
-# are not encoded one by one and its closed chunks not cut and hashed again, which keeps a
-# snapshot write from growing with the story (encoding the whole list is one C call).
-_LISTS: dict[tuple[str, ...], _ListMemo] = {}
-_LISTS_KEPT = 64
 
 
 def unpack(root: bytes, fetch: dict[bytes, bytes]) -> Any:
@@ -187,12 +142,15 @@ def _pack(
             return {"d": children}, None
         return _inline_or_blob(value, whole, blobs)
     if isinstance(value, list) and len(value) > CHUNK_ITEMS:
-        memo = _shared_prefix(value, path)
+        memo = shared_prefix(value, path)
+        longer = None if memo is None else grown(value, memo)
+        if longer is not None:
+            return {"l": [_keep(chunk, key, blobs) for chunk, key in longer]}, None
         items = None
         if memo is not None:  # the last list's very items, then new ones: only those encoded
             items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
         elif isinstance(value[0], KnownJson):  # objects that know their JSON (the event log)
-            items = _known_items(value, path)
+            items = known_items(value, path)
         if items is None:
             data = dumps(value)
         elif sum(map(len, items)) + len(items) + 1 < CHUNK_MIN_BYTES:  # len of the JSON below
@@ -201,14 +159,35 @@ def _pack(
             data = b""  # the story every turn, and a hole in the C heap when dropped)
         if data and len(data) < CHUNK_MIN_BYTES:
             return {"b": _store(data, blobs)}, None
-        chunks = _list_chunks(value, data, path, items)
+        chunks = list_chunks(value, data, path, items)
         return {"l": [_keep(chunk, key, blobs) for chunk, key in chunks]}, None
     if type(value) is list and any(type(i) is list and len(i) > CHUNK_ITEMS for i in value):
         data, cut = _short_list_json(value, path)
         if len(data) <= INLINE_LIMIT:
             return {"v": value}, data
         return {"b": _store_split(data, cut, path, blobs)}, None
-    return _inline_or_blob(value, dumps(value), blobs)
+    if isinstance(value, SharedItems):  # short (the chapters): the items' JSON kept
+        return _inline_or_blob(value, _shared_json(value, path), blobs, path)
+    return _inline_or_blob(value, dumps(value), blobs, path)
+
+
+# A short SharedItems list's items and their JSON, by place: the chapters (one a few dozen
+# turns, each a paragraph) were encoded whole every turn (#17, session nine).
+_SHORT: dict[tuple[str, ...], tuple[tuple[Any, ...], list[bytes]]] = {}
+
+
+def _shared_json(value: SharedItems, path: tuple[str, ...]) -> bytes:
+    """``dumps(value)``, the JSON of the items the last list at ``path`` held (the very
+    objects, never changed: ``SharedItems``) taken again."""
+    held, made = _SHORT.get(path, ((), []))
+    count = len(held) if len(held) <= len(value) else 0
+    if not count or not all(map(operator.is_, held, value)):
+        made, count = [], 0
+    items = made[:count] + [dumps(item) for item in value[count:]]
+    if len(_SHORT) >= LISTS_KEPT:
+        _SHORT.clear()
+    _SHORT[path] = (tuple(value), items)
+    return b"[" + b",".join(items) + b"]"
 
 
 def _short_list_json(value: list[Any], path: tuple[str, ...]) -> tuple[bytes, int]:
@@ -245,7 +224,7 @@ def _int_list_json(items: list[Any], path: tuple[str, ...]) -> bytes:
     if last is not None and len(items) == len(last[0]) and items[:-1] == last[0][:-1]:
         return last[1] + b"," + dumps(items[-1]) + b"]"
     data = dumps(items)
-    if len(_INTS) >= _LISTS_KEPT:
+    if len(_INTS) >= LISTS_KEPT:
         _INTS.clear()
     _INTS[path] = (list(items), data[: data.rindex(b",")])
     return data
@@ -275,31 +254,67 @@ def _plain_dict(
     value: dict[Any, Any], blobs: _Blobs, path: tuple[str, ...]
 ) -> tuple[dict[str, Any], bytes | None]:
     """``_pack`` of a dict without long lists inside (#17, session seven): its JSON first, in
-    one C call, which is the node when it is small enough to be inline; if not (or if it was
-    not last time at ``path``: ``_LARGE``), its children's, joined into its own, to learn
+    one C call, which is the node when it is small enough to be inline, or the node made last
+    time at ``path`` when the JSON is the same (``_PLAIN``); else (and at once where the JSON
+    was not the same last time: it changes turn to turn, and encoding the whole dict, then
+    each child again, encoded it twice) its children's, joined into its own, to learn
     whether it is inline, one blob (every child inline) or a ``{"d": …}``. The node is the
     one packing it from its leaves up gives (a dict's JSON is its children's joined), without
     a Python call for each of its leaves: the MVU schema and variables were most of a
     snapshot's 120 nodes."""
-    if path not in _LARGE:
+    known = _PLAIN.get(path)
+    data = None
+    if known is None or known[0] is not None:
         data = dumps(value)
         if len(data) <= INLINE_LIMIT:
             return {"v": value}, data
-        if len(_LARGE) >= 4096:
-            _LARGE.clear()
-        _LARGE.add(path)
+        if known is not None and known[0] == data:  # the same JSON: the same node and blobs
+            blobs.update(known[2])
+            return _again(known[1], value), None
 
     def pack(item: Any, at: tuple[str, ...]) -> tuple[dict[str, Any], bytes | None]:
         if isinstance(item, dict):
             return _plain_dict(item, blobs, at)
-        return _inline_or_blob(item, dumps(item), blobs)
+        return _inline_or_blob(item, dumps(item), blobs, at)
 
     children, whole = _children(value, path, pack)
-    if whole is None:
-        return {"d": children}, None
-    if len(whole) <= INLINE_LIMIT:
-        _LARGE.discard(path)
-    return _inline_or_blob(value, whole, blobs)
+    if whole is not None and len(whole) <= INLINE_LIMIT:
+        _PLAIN.pop(path, None)
+        return {"v": value}, whole
+    node = {"d": children} if whole is None else _inline_or_blob(value, whole, blobs, path)[0]
+    if len(_PLAIN) >= 4096:
+        _PLAIN.clear()
+    # its JSON when it was new here (kept to be compared next time), None when it changed
+    if known is None:
+        _PLAIN[path] = (data, node, {key: blobs[key] for key in _node_blobs(node)})
+    else:
+        _PLAIN[path] = (None, node, {})
+    return node, None
+
+
+# The node of the dict without long lists last packed at each place, with its JSON and its
+# blobs: the MVU schema and the variables' display data are the same most turns, and were
+# walked child by child, their blobs hashed, every turn (#17, session nine). A node's inline
+# values are never reused (their objects may have changed since): ``_again`` takes this
+# value's.
+_PLAIN: dict[tuple[str, ...], tuple[bytes | None, dict[str, Any], dict[bytes, bytes]]] = {}
+
+
+def _again(node: dict[str, Any], value: Any) -> dict[str, Any]:
+    """``node`` (made for a value with the same JSON) with ``value``'s own inline values."""
+    if "v" in node:
+        return {"v": value}
+    if "d" in node:
+        return {"d": {name: _again(child, item)
+                      for (name, child), item in zip(node["d"].items(), value.values(),
+                                                     strict=True)}}
+    return node  # a blob: its hash
+
+
+def _node_blobs(node: dict[str, Any]) -> list[bytes]:
+    found: list[bytes] = []
+    _collect(node, found)
+    return found
 
 
 def _children(
@@ -323,17 +338,25 @@ def _children(
     return children, None if parts is None else b"{" + b",".join(parts) + b"}"
 
 
-# Places in the snapshot whose dict was too large to be inline last time: their children's
-# JSON is made first (encoding the whole dict, then each child again, encoded it twice).
-_LARGE: set[tuple[str, ...]] = set()
-
-
 def _inline_or_blob(
-    value: Any, data: bytes, blobs: _Blobs
+    value: Any, data: bytes, blobs: _Blobs, path: tuple[str, ...] | None = None
 ) -> tuple[dict[str, Any], bytes | None]:
     if len(data) <= INLINE_LIMIT:
         return {"v": value}, data
-    return {"b": _store(data, blobs)}, None
+    if path is None:
+        return {"b": _store(data, blobs)}, None
+    last = _DIGESTS.get(path)
+    if last is None or last[0] != data:  # a blob unlike the last one at its place: hashed
+        if len(_DIGESTS) >= 4096:
+            _DIGESTS.clear()
+        last = _DIGESTS[path] = (data, digest(data))
+    blobs[last[1]] = data
+    return {"b": last[1].hex()}, None
+
+
+# The last blob at each place with its digest: most are the same turn to turn (#17, session
+# nine).
+_DIGESTS: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
 
 
 _KEYS: dict[str, bytes] = {}  # a dict key's JSON with its colon; the same keys recur
@@ -346,160 +369,6 @@ def _key_json(name: str) -> bytes:
         if len(_KEYS) < 4096:
             _KEYS[name] = known
     return known
-
-
-def _shared_prefix(value: list[Any], path: tuple[str, ...]) -> _ListMemo | None:
-    """The memo at ``path`` when ``value`` is a ``SharedItems`` list that starts with the very
-    items the memo was made from (their JSON is then the memo's: they are never changed)."""
-    memo = _LISTS.get(path)
-    if not isinstance(value, SharedItems) or memo is None or not memo.values:
-        return None
-    if len(value) < len(memo.values) or not all(map(operator.is_, memo.values, value)):
-        return None
-    return memo
-
-
-def _list_chunks(
-    value: list[Any], data: bytes, path: tuple[str, ...], items: list[bytes] | None = None
-) -> list[tuple[bytes, bytes]]:
-    """The chunks of a long list with their digests, reusing what the last list at ``path``
-    had in common with this one (see ``_LISTS``); ``items``: the items' JSON, when known to
-    extend the memo's (``_shared_prefix``)."""
-    memo = _LISTS.get(path)
-    if items is None:
-        if memo is not None and _extends(memo, value, data):
-            items = memo.items + [dumps(item) for item in value[len(memo.items) :]]
-        else:
-            items = [dumps(item) for item in value]
-    if memo is not None and _starts_with(items, memo.items):
-        closed, start = list(memo.closed), memo.open_start
-        hits = memo.hits + _hits(items[len(memo.items) :], {})
-    else:  # not the last list with items appended (a log that drops its oldest): cut anew
-        closed, start = [], 0
-        last = {} if memo is None else dict(zip(memo.items, memo.hits, strict=True))
-        hits = _hits(items, last)
-    known = memo.chunks if memo is not None else {}
-    made: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
-    tail: list[tuple[bytes, bytes]] = []
-    for begin, end, cut in _cuts(len(items), start, hits):
-        chunk = _chunk(items, begin, end, known, made)
-        if cut:
-            closed.append(chunk)
-            start = end
-        else:  # the last chunk, still open: the next items may join it
-            tail.append(chunk)
-    if len(_LISTS) >= _LISTS_KEPT:
-        _LISTS.clear()
-    shared = tuple(value) if isinstance(value, SharedItems) else None  # held: ids stay theirs
-    # A shared list's next one is matched by its items (``_shared_prefix``), never by its
-    # JSON (``_extends``): the whole list's JSON is not kept for it (#17: a third copy of
-    # every summary line's JSON; b"", also given for a list chunked from its items' JSON,
-    # extends nothing)
-    kept = data if shared is None else b""
-    _LISTS[path] = _ListMemo(kept, items, closed, start, shared, made, hits)
-    return closed + tail
-
-
-def _chunk(
-    items: list[bytes],
-    begin: int,
-    end: int,
-    known: dict[tuple[bytes, ...], tuple[bytes, bytes]],
-    made: dict[tuple[bytes, ...], tuple[bytes, bytes]],
-) -> tuple[bytes, bytes]:
-    """The JSON and digest of the chunk ``items[begin:end]``: those of the last list's chunk
-    of the same items when it had one (a log that drops its oldest record keeps all its
-    chunks but the first and the last: #17, session seven), else made now."""
-    key = tuple(items[begin:end])
-    found = known.get(key)
-    if found is None:
-        data = b"[" + b",".join(key) + b"]"
-        found = (data, digest(data))
-    made[key] = found
-    return found
-
-
-# The items' JSON of the last list of objects that know their JSON, by place in the value:
-# the event log slides by one record a turn, so all its items but the newest are the very
-# objects of the last turn's log (#17, session seven).
-_KNOWN: dict[tuple[str, ...], Slide[Any, bytes]] = {}
-_TOUCHED = operator.attrgetter("touched")
-
-
-def _known_items(value: list[Any], path: tuple[str, ...]) -> list[bytes]:
-    """``[_item_json(item) for item in value]``, taking the JSON of the very objects the last
-    list at ``path`` held when none of them changed since (``KnownJson.touched``)."""
-    slide = _KNOWN.get(path)
-    if slide is None:
-        if len(_KNOWN) >= _LISTS_KEPT:
-            _KNOWN.clear()
-        slide = _KNOWN[path] = Slide()
-    known = slide.known(value)
-    if known and any(map(_TOUCHED, value[: len(known)])):
-        known = []
-    made = known + [_item_json(item) for item in value[len(known) :]]
-    slide.keep(value, made)
-    return made
-
-
-def _item_json(item: Any) -> bytes:
-    known = item.known_json() if isinstance(item, KnownJson) else None
-    return dumps(item) if known is None else known
-
-
-def _starts_with(items: list[bytes], prefix: list[bytes]) -> bool:
-    """Whether ``items`` begins with ``prefix`` (the very bytes objects, mostly: fast)."""
-    return bool(prefix) and len(items) >= len(prefix) and items[: len(prefix)] == prefix
-
-
-def _extends(memo: _ListMemo, value: list[Any], data: bytes) -> bool:
-    """True when ``data`` (the JSON of ``value``) is the memo's list with items appended."""
-    size = len(memo.data) - 1  # without the closing bracket
-    if not memo.items or len(value) < len(memo.items) or not data.startswith(memo.data[:size]):
-        return False
-    return data[size : size + 1] == (b"]" if len(value) == len(memo.items) else b",")
-
-
-def _cuts(size: int, start: int, hits: list[bool]) -> list[tuple[int, int, bool]]:
-    """The items from ``start`` on (of ``size``) cut where an item's own hash says so
-    (``hits``: each item's ``_hit``), so cuts move with the items: (first index, end index,
-    whether it is closed) for each chunk; the last one may be open.
-
-    A chunk ends after an item whose CRC-32 is a multiple of ``CHUNK_ITEMS`` or when it has
-    ``CHUNK_MAX_ITEMS`` items. Appending touches only the last chunk; dropping items from the
-    front (a log that keeps its last N entries) touches only the first one."""
-    chunks: list[tuple[int, int, bool]] = []
-    begin = start
-    for index in chosen(range(start, size), hits[start:]):
-        while index + 1 - begin > CHUNK_MAX_ITEMS:
-            chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
-            begin += CHUNK_MAX_ITEMS
-        chunks.append((begin, index + 1, True))
-        begin = index + 1
-    while size - begin >= CHUNK_MAX_ITEMS:
-        chunks.append((begin, begin + CHUNK_MAX_ITEMS, True))
-        begin += CHUNK_MAX_ITEMS
-    if begin < size:
-        chunks.append((begin, size, False))
-    return chunks
-
-
-def _hits(items: list[bytes], known: dict[bytes, bool]) -> list[bool]:
-    """Whether a chunk ends after each item: ``known`` (the last list's, by item JSON) for the
-    items it had, the CRC test for the new ones only (found in C, not one by one)."""
-    hits: list[bool | None] = list(map(known.get, items))
-    index = _next_unknown(hits, 0)
-    while index is not None:
-        hits[index] = zlib.crc32(items[index]) % CHUNK_ITEMS == 0
-        index = _next_unknown(hits, index + 1)
-    return hits  # type: ignore[return-value]  # no None is left
-
-
-def _next_unknown(hits: list[bool | None], start: int) -> int | None:
-    try:
-        return hits.index(None, start)
-    except ValueError:
-        return None
 
 
 def _keep(data: bytes, key: bytes, blobs: _Blobs) -> str:
