@@ -20,6 +20,7 @@ from narrative_cli.pipeline import search_recall
 from narrative_cli.state.chapters import ARC, CHAPTER, Chapter, plan_fold, visible_chapters
 from narrative_cli.state.summaries import SummaryStore
 from narrative_cli.store.sessions import SessionStore
+from tests.store_support import pack_afresh
 
 
 def _history(turns: int, edited: int | None = None) -> list[HistoryTurn]:
@@ -290,16 +291,8 @@ def test_a_sliding_event_log_is_stored_byte_for_byte_as_encoding_it_whole_gives(
     writes, turn after turn as the log slides, and a record changed after ``to_dict`` gave it
     is written as it is now."""
     from narrative_cli.state.game import Clock, EventRecord, GameState
-    from narrative_cli.store import blobs, chunks
+    from narrative_cli.store import blobs
 
-    def from_scratch(value: object) -> blobs.Packed:
-        kept = dict(chunks.LISTS)
-        chunks.LISTS.clear()
-        try:
-            return blobs.pack(json.loads(json.dumps(value)))
-        finally:
-            chunks.LISTS.clear()
-            chunks.LISTS.update(kept)
 
     game = GameState.initial("en")
     for n in range(1, 231):
@@ -310,7 +303,7 @@ def test_a_sliding_event_log_is_stored_byte_for_byte_as_encoding_it_whole_gives(
             continue
         snapshot = {"turn": n, "state": game.to_dict()}
         packed = blobs.pack(snapshot)
-        expected = from_scratch(snapshot)
+        expected = pack_afresh(snapshot)
         assert packed.root == expected.root and packed.blobs == expected.blobs
     changed = game.to_dict()
     changed["event_log"][5]["accepted"] = "maybe"

@@ -19,6 +19,7 @@ from narrative_cli.errors import SnapshotMissing, StoreError
 from narrative_cli.store import NewSession, SessionStore, SwipeData, TurnData
 from narrative_cli.store.db import open_database
 from narrative_cli.store.migrations import MIGRATIONS, migrate
+from tests.store_support import pack_afresh
 
 
 def record(number: int, text: str = "", **extra: Any) -> dict[str, Any]:
@@ -683,14 +684,6 @@ def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
     from narrative_cli.shared_items import SharedItems
     from narrative_cli.store import blobs, chunks
 
-    def afresh(value: Any) -> blobs.Packed:
-        kept = dict(chunks.LISTS)
-        chunks.LISTS.clear()
-        try:
-            return blobs.pack(json.loads(json.dumps(value)))
-        finally:
-            chunks.LISTS.clear()
-            chunks.LISTS.update(kept)
 
     rng = random.Random(11)
     lines: tuple[dict[str, Any], ...] = ()
@@ -708,7 +701,7 @@ def test_a_growing_shared_list_is_stored_as_packing_it_afresh_gives() -> None:
         base = before if roll < 0.9 and rng.random() < 0.7 else None
         value = {"summaries": {"entries": SharedItems(lines, base=base)}}
         packed = blobs.pack(value)
-        expected = afresh(value)
+        expected = pack_afresh(value)
         assert packed.root == expected.root and packed.blobs == expected.blobs
         marks.update(line["turn"] for line in lines
                      if chunks.level(blobs.dumps(line)) > 1)
