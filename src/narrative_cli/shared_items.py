@@ -31,13 +31,11 @@ class SharedItems(list[Any]):
 
     __slots__ = ("base", "source")
 
-    def __init__(
-        self, items: Any = (), *, base: tuple[Any, ...] | None = None
-    ) -> None:
+    def __init__(self, items: Any = (), *, base: tuple[Any, ...] | None = None) -> None:
         super().__init__(items)
         self.source: tuple[Any, ...] | None = items if type(items) is tuple else None
-        self.base = base if self.source is not None and base is not None and len(
-            base) <= len(self.source) else None
+        fits = self.source is not None and base is not None and len(base) <= len(self.source)
+        self.base = base if fits else None
 
 
 class KnownJson(dict[str, Any]):

@@ -50,7 +50,7 @@ from narrative_cli.pipeline.turn import TurnState
 from narrative_cli.safetext import finite_copy
 from narrative_cli.state.engine import EventRecord, apply_events
 from narrative_cli.tools.definitions import ToolDef
-from narrative_cli.tools.llm_tools import tool_history, tool_messages
+from narrative_cli.tools.llm_tools import LazyContext, tool_history, tool_messages
 from narrative_cli.tools.runner import LlmCall, ToolResult, run_post_pipeline, split_independent
 
 AnalysisOutcome = JsonOutcome | BackendError
@@ -69,12 +69,18 @@ def finish_turn(state: TurnState) -> None:
         run_mvu_extract(state)
 
 
+def _tool_inputs(state: TurnState, tools: list[ToolDef]) -> tuple[LazyContext, dict[str, Any]]:
+    """What the post tools ``tools`` read: their context (the keys they declare taken now,
+    this turn's story in it) and a code tool's state, made only when one of them runs code."""
+    context = state.tool_context(narrative=state.prompt_narrative, keys=declared(tools))
+    return context, state.code_state() if runs_code(tools) else {}
+
+
 def _parallel(state: TurnState, tools: list[ToolDef], mvu: bool) -> None:
     """Analysis ‖ independent llm tools ‖ mvu_extract; code tools here, in order (they draw
     from the session RNG, so they never run concurrently); then the dependent tools."""
     independent, dependent = split_independent(tools)
-    context = state.tool_context(narrative=state.prompt_narrative, keys=declared(tools))
-    code_state = state.code_state() if runs_code(tools) else {}
+    context, code_state = _tool_inputs(state, tools)
     llm = [tool for tool in independent if tool.type == "llm"]
     # built here, before any worker runs: mvu_extract changes the variables they render
     guessing = state.story.settings.pipeline.speculative_post_tools
@@ -233,9 +239,8 @@ def run_post_tools(
         if not tools:
             return
         with state.stage("post"):
-            context = state.tool_context(narrative=state.prompt_narrative, keys=declared(tools))
+            context, code_state = _tool_inputs(state, tools)
             call = _guessing_call(state, guesses) if guesses else None
-            code_state = state.code_state() if runs_code(tools) else {}
             _record(state, _results(state, tools, context, code_state, call))
     finally:
         for future in guesses.values():  # a tool that never got to its call: guess spent

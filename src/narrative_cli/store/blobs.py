@@ -343,20 +343,7 @@ def _inline_or_blob(
 ) -> tuple[dict[str, Any], bytes | None]:
     if len(data) <= INLINE_LIMIT:
         return {"v": value}, data
-    if path is None:
-        return {"b": _store(data, blobs)}, None
-    last = _DIGESTS.get(path)
-    if last is None or last[0] != data:  # a blob unlike the last one at its place: hashed
-        if len(_DIGESTS) >= 4096:
-            _DIGESTS.clear()
-        last = _DIGESTS[path] = (data, digest(data))
-    blobs[last[1]] = data
-    return {"b": last[1].hex()}, None
-
-
-# The last blob at each place with its digest: most are the same turn to turn (#17, session
-# nine).
-_DIGESTS: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
+    return {"b": _store(data, blobs, path)}, None
 
 
 _KEYS: dict[str, bytes] = {}  # a dict key's JSON with its colon; the same keys recur
@@ -394,10 +381,25 @@ def _store_split(data: bytes, cut: int, path: tuple[str, ...], blobs: _Blobs) ->
     return key.hex()
 
 
-def _store(data: bytes, blobs: _Blobs) -> str:
-    key = digest(data)
+def _store(data: bytes, blobs: _Blobs, path: tuple[str, ...] | None = None) -> str:
+    """Add ``data`` to ``blobs``; its digest's hex. At a ``path``, the digest of the last blob
+    stored there is taken again when the blob is the same (most are, turn to turn)."""
+    if path is None:
+        key = digest(data)
+    else:
+        last = _DIGESTS.get(path)
+        if last is None or last[0] != data:  # a blob unlike the last one at its place: hashed
+            if len(_DIGESTS) >= 4096:
+                _DIGESTS.clear()
+            last = _DIGESTS[path] = (data, digest(data))
+        key = last[1]
     blobs[key] = data
     return key.hex()
+
+
+# The last blob at each place with its digest: most are the same turn to turn (#17, session
+# nine).
+_DIGESTS: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
 
 
 def _unpack_node(node: Any, fetch: dict[bytes, bytes]) -> Any:
